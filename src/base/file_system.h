@@ -1,0 +1,37 @@
+// Read-only file-system access behind an interface, so /proc and /sys readers can be fed
+// captured text in tests (the idea of NVIDIA/DCGM's FileSystemOperator).
+//
+// Threading: implementations are stateless and safe to share between threads.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace stepscope {
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  // The whole file. /proc files report size 0, so implementations read until EOF.
+  virtual StatusOr<std::string> ReadFile(const std::string& path) const = 0;
+  // Names (not paths) of the entries of a directory, unsorted, without "." and "..".
+  virtual StatusOr<std::vector<std::string>> ListDirectory(const std::string& path) const = 0;
+};
+
+// The real file system.
+class LocalFileSystem : public FileSystem {
+ public:
+  StatusOr<std::string> ReadFile(const std::string& path) const override;
+  StatusOr<std::vector<std::string>> ListDirectory(const std::string& path) const override;
+};
+
+// Writes `data` to `path` atomically (temporary file in the same directory, fsync, rename) so
+// a reader never sees half a file, even if this process dies mid-write.
+Status WriteFileAtomically(const std::string& path, const std::string& data);
+
+// mkdir -p; an error names the directory and the reason (permissions, full disk, ...).
+Status CreateDirectories(const std::string& path);
+
+}  // namespace stepscope

@@ -1,0 +1,202 @@
+#include "store/block_codec.h"
+
+#include <zstd.h>
+
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include "store/varint.h"
+
+namespace stepscope::store {
+namespace {
+
+// Samples are delta-coded in milli-units while |value| stays below this (exactly representable
+// in a double's mantissa after scaling), else escaped to raw bits.
+constexpr double kMaxQuantizableValue = 1e12;
+
+bool IsQuantizable(double value) { return std::isfinite(value) && std::fabs(value) < kMaxQuantizableValue; }
+
+double BitsToDouble(uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+uint64_t DoubleToBits(double d) {
+  uint64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return bits;
+}
+
+}  // namespace
+
+bool IsValidRecord(const RawRecord& record) {
+  if (record.kind == 0 || record.kind > kMaxRecordKind) return false;
+  if (record.phase > kMaxPhase) return false;
+  return true;
+}
+
+std::string EncodeBlock(uint64_t seq, uint32_t tid, uint64_t dropped_before,
+                        std::span<const RawRecord> records, int zstd_level) {
+  const size_t n = records.size();
+  std::string columns;
+  columns.reserve(n * 6 + 16);
+  for (const RawRecord& r : records) columns.push_back(static_cast<char>(r.kind));
+  for (const RawRecord& r : records) columns.push_back(static_cast<char>(r.phase));
+  uint64_t previous_ticks = 0;
+  for (const RawRecord& r : records) {
+    PutVarint(columns, ZigZag(static_cast<int64_t>(r.ticks - previous_ticks)));
+    previous_ticks = r.ticks;
+  }
+  for (const RawRecord& r : records) PutVarint(columns, r.name_id);
+
+  int64_t previous_step = 0;
+  std::unordered_map<uint32_t, int64_t> previous_sample_milli;
+  for (const RawRecord& r : records) {
+    switch (static_cast<RecordKind>(r.kind)) {
+      case RecordKind::kCounter:
+      case RecordKind::kArgDouble:
+        PutFixed<uint64_t>(columns, r.value);
+        break;
+      case RecordKind::kStepBegin:
+      case RecordKind::kStepEnd: {
+        int64_t step = static_cast<int64_t>(r.value);
+        PutVarint(columns, ZigZag(step - previous_step));
+        previous_step = step;
+        break;
+      }
+      case RecordKind::kArgInt:
+        PutVarint(columns, ZigZag(static_cast<int64_t>(r.value)));
+        break;
+      case RecordKind::kArgString:
+        PutVarint(columns, r.value);
+        break;
+      case RecordKind::kSample: {
+        double value = BitsToDouble(r.value);
+        if (IsQuantizable(value)) {
+          int64_t milli = std::llround(value * 1000.0);
+          int64_t& previous = previous_sample_milli[r.name_id];
+          PutVarint(columns, ZigZag(milli - previous) << 1);
+          previous = milli;
+        } else {
+          PutVarint(columns, 1);
+          PutFixed<uint64_t>(columns, r.value);
+        }
+        break;
+      }
+      default:
+        break;  // begin, end, instant: no value
+    }
+  }
+
+  std::string payload;
+  PutFixed<uint64_t>(payload, seq);
+  PutFixed<uint32_t>(payload, tid);
+  PutFixed<uint32_t>(payload, static_cast<uint32_t>(n));
+  PutFixed<uint64_t>(payload, dropped_before);
+  PutFixed<uint32_t>(payload, static_cast<uint32_t>(columns.size()));
+  size_t bound = ZSTD_compressBound(columns.size());
+  size_t prefix = payload.size();
+  payload.resize(prefix + bound);
+  size_t compressed = ZSTD_compress(payload.data() + prefix, bound, columns.data(), columns.size(), zstd_level);
+  // ZSTD_compress only fails on a too-small destination, which compressBound rules out.
+  payload.resize(ZSTD_isError(compressed) ? prefix : prefix + compressed);
+  return payload;
+}
+
+StatusOr<DecodedBlock> DecodeBlock(std::string_view payload) {
+  ByteReader reader(payload);
+  BlockFramePrefix prefix;
+  if (!reader.ReadFixed(&prefix.seq) || !reader.ReadFixed(&prefix.tid) ||
+      !reader.ReadFixed(&prefix.record_count) || !reader.ReadFixed(&prefix.dropped_before) ||
+      !reader.ReadFixed(&prefix.columns_bytes)) {
+    return DataLossError("block frame shorter than its prefix");
+  }
+  if (prefix.record_count > kMaxRecordsPerBlock) {
+    return DataLossError("block claims " + std::to_string(prefix.record_count) + " records");
+  }
+  // Every record needs at least 4 column bytes (kind, phase, ticks, name).
+  if (prefix.columns_bytes > prefix.record_count * 30ull + 16 ||
+      prefix.columns_bytes < prefix.record_count * 4ull) {
+    return DataLossError("block column size " + std::to_string(prefix.columns_bytes) +
+                         " is inconsistent with " + std::to_string(prefix.record_count) + " records");
+  }
+  std::string columns(prefix.columns_bytes, '\0');
+  std::string_view compressed = payload.substr(reader.position());
+  size_t produced = ZSTD_decompress(columns.data(), columns.size(), compressed.data(), compressed.size());
+  if (ZSTD_isError(produced)) {
+    return DataLossError(std::string("block does not decompress: ") + ZSTD_getErrorName(produced));
+  }
+  if (produced != columns.size()) return DataLossError("block decompressed to the wrong size");
+
+  const size_t n = prefix.record_count;
+  DecodedBlock block;
+  block.seq = prefix.seq;
+  block.tid = prefix.tid;
+  block.dropped_before = prefix.dropped_before;
+  block.records.resize(n);
+  ByteReader cols(columns);
+  std::string_view kinds, phases;
+  if (!cols.ReadBytes(n, &kinds) || !cols.ReadBytes(n, &phases)) return DataLossError("block kinds truncated");
+  uint64_t ticks = 0;
+  for (size_t i = 0; i < n; ++i) {
+    RawRecord& r = block.records[i];
+    r.kind = static_cast<uint8_t>(kinds[i]);
+    r.phase = static_cast<uint8_t>(phases[i]);
+    r.reserved = 0;
+    if (!IsValidRecord(r)) return DataLossError("block record " + std::to_string(i) + " has an unknown kind or phase");
+    uint64_t delta;
+    if (!cols.ReadVarint(&delta)) return DataLossError("block timestamps truncated");
+    ticks += static_cast<uint64_t>(UnZigZag(delta));
+    r.ticks = ticks;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t id;
+    if (!cols.ReadVarint(&id) || id > UINT32_MAX) return DataLossError("block name ids truncated");
+    block.records[i].name_id = static_cast<uint32_t>(id);
+  }
+  int64_t previous_step = 0;
+  std::unordered_map<uint32_t, int64_t> previous_sample_milli;
+  for (size_t i = 0; i < n; ++i) {
+    RawRecord& r = block.records[i];
+    r.value = 0;
+    bool ok = true;
+    uint64_t v = 0;
+    switch (static_cast<RecordKind>(r.kind)) {
+      case RecordKind::kCounter:
+      case RecordKind::kArgDouble:
+        ok = cols.ReadFixed(&r.value);
+        break;
+      case RecordKind::kStepBegin:
+      case RecordKind::kStepEnd:
+        ok = cols.ReadVarint(&v);
+        previous_step += UnZigZag(v);
+        r.value = static_cast<uint64_t>(previous_step);
+        break;
+      case RecordKind::kArgInt:
+        ok = cols.ReadVarint(&v);
+        r.value = static_cast<uint64_t>(UnZigZag(v));
+        break;
+      case RecordKind::kArgString:
+        ok = cols.ReadVarint(&r.value);
+        break;
+      case RecordKind::kSample:
+        ok = cols.ReadVarint(&v);
+        if (ok && (v & 1)) {
+          ok = cols.ReadFixed(&r.value);
+        } else if (ok) {
+          int64_t& previous = previous_sample_milli[r.name_id];
+          previous += UnZigZag(v >> 1);
+          r.value = DoubleToBits(static_cast<double>(previous) / 1000.0);
+        }
+        break;
+      default:
+        break;
+    }
+    if (!ok) return DataLossError("block values truncated at record " + std::to_string(i));
+  }
+  if (cols.remaining() != 0) return DataLossError("block has trailing bytes");
+  return block;
+}
+
+}  // namespace stepscope::store

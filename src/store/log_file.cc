@@ -1,0 +1,156 @@
+#include "store/log_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace stepscope::store {
+namespace {
+
+Status WriteAll(int fd, const std::string& path, const char* data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = write(fd, data + done, size - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("write '" + path + "'", errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<LogWriter>> LogWriter::Create(const std::string& path, uint64_t stream_id) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("create '" + path + "'", errno);
+  LogHeader header{};
+  std::memcpy(header.magic, kLogMagic, sizeof kLogMagic);
+  header.version = kFormatVersion;
+  header.header_bytes = sizeof(LogHeader);
+  header.stream_id = stream_id;
+  Status written = WriteAll(fd, path, reinterpret_cast<const char*>(&header), sizeof header);
+  if (!written.ok()) {
+    close(fd);
+    return written;
+  }
+  auto writer = std::unique_ptr<LogWriter>(new LogWriter(path, fd));
+  writer->bytes_written_ = sizeof header;
+  return writer;
+}
+
+StatusOr<std::unique_ptr<LogWriter>> LogWriter::OpenForAppend(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open '" + path + "' for appending", errno);
+  return std::unique_ptr<LogWriter>(new LogWriter(path, fd));
+}
+
+LogWriter::~LogWriter() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void LogWriter::AbandonAfterFork() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+Status LogWriter::Append(FrameType type, std::string_view payload) {
+  if (fd_ < 0) return InternalError("log '" + path_ + "' is closed");
+  if (payload.size() > kMaxFramePayloadBytes) return InternalError("frame too large for '" + path_ + "'");
+  FrameHeader header{};
+  header.magic = kFrameMagic;
+  header.type = static_cast<uint8_t>(type);
+  header.payload_bytes = static_cast<uint32_t>(payload.size());
+  header.checksum = XXH64(payload.data(), payload.size(), 0);
+  std::string frame;
+  frame.reserve(sizeof header + payload.size());
+  frame.append(reinterpret_cast<const char*>(&header), sizeof header);
+  frame.append(payload);
+  STEPSCOPE_RETURN_IF_ERROR(WriteAll(fd_, path_, frame.data(), frame.size()));
+  bytes_written_ += frame.size();
+  return OkStatus();
+}
+
+Status LogWriter::Sync() {
+  if (fd_ >= 0 && fdatasync(fd_) != 0) return ErrnoError("sync '" + path_ + "'", errno);
+  return OkStatus();
+}
+
+StatusOr<LogParseResult> ParseLog(std::string_view bytes) {
+  if (bytes.size() < sizeof(LogHeader)) {
+    return DataLossError("log is " + std::to_string(bytes.size()) + " bytes, shorter than its header");
+  }
+  LogHeader header;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  if (std::memcmp(header.magic, kLogMagic, sizeof kLogMagic) != 0) {
+    return DataLossError("not a stepscope log (bad magic)");
+  }
+  if (header.version < kOldestReadableFormatVersion || header.version > kFormatVersion) {
+    return UnimplementedError("log format version " + std::to_string(header.version) +
+                              "; this stepscope reads versions " + std::to_string(kOldestReadableFormatVersion) +
+                              " to " + std::to_string(kFormatVersion) + " (upgrade stepscope)");
+  }
+  if (header.header_bytes < sizeof(LogHeader) || header.header_bytes > bytes.size()) {
+    return DataLossError("log header size " + std::to_string(header.header_bytes) + " is invalid");
+  }
+  LogParseResult result;
+  result.stream_id = header.stream_id;
+  result.version = header.version;
+
+  size_t pos = header.header_bytes;
+  size_t skip_start = SIZE_MAX;
+  std::string skip_reason;
+  auto finish_skip = [&](size_t end) {
+    if (skip_start == SIZE_MAX) return;
+    result.problems.push_back("skipped " + std::to_string(end - skip_start) + " bytes at offset " +
+                              std::to_string(skip_start) + ": " + skip_reason);
+    skip_start = SIZE_MAX;
+  };
+  auto start_skip = [&](size_t at, std::string why) {
+    if (skip_start == SIZE_MAX) {
+      skip_start = at;
+      skip_reason = std::move(why);
+    }
+  };
+  while (pos < bytes.size()) {
+    if (bytes.size() - pos < sizeof(FrameHeader)) {
+      start_skip(pos, "truncated frame header at the end of the file");
+      pos = bytes.size();
+      break;
+    }
+    FrameHeader frame;
+    std::memcpy(&frame, bytes.data() + pos, sizeof frame);
+    if (frame.magic != kFrameMagic) {
+      start_skip(pos, "no frame marker");
+      ++pos;
+      continue;
+    }
+    if (frame.type == 0 || frame.type > kMaxFrameType || frame.payload_bytes > kMaxFramePayloadBytes) {
+      start_skip(pos, "invalid frame header");
+      ++pos;
+      continue;
+    }
+    if (bytes.size() - pos - sizeof frame < frame.payload_bytes) {
+      start_skip(pos, "frame truncated (the writer stopped mid-write)");
+      ++pos;
+      continue;
+    }
+    std::string_view payload = bytes.substr(pos + sizeof frame, frame.payload_bytes);
+    if (XXH64(payload.data(), payload.size(), 0) != frame.checksum) {
+      start_skip(pos, "checksum mismatch");
+      ++pos;
+      continue;
+    }
+    finish_skip(pos);
+    result.frames.push_back({static_cast<FrameType>(frame.type), pos, payload});
+    pos += sizeof frame + frame.payload_bytes;
+  }
+  finish_skip(pos);
+  return result;
+}
+
+}  // namespace stepscope::store

@@ -1,0 +1,63 @@
+// A stream's .log file: append-only, checksummed frames (format.h).
+//
+// LogWriter: callers are the recorder's intern path (string frames, under its own lock) and
+// the flusher (block, clock, stats frames). Each frame goes out in one write(2) on an O_APPEND
+// descriptor, so frames from different threads never interleave, and once write returns the
+// frame is in the page cache and survives the death of the process.
+//
+// ReadLogFrames: parses a whole log from untrusted bytes. A frame with a bad header, length or
+// checksum is skipped and reported; parsing resumes at the next frame magic, so one torn frame
+// (a full disk, a crash mid-write) costs only itself.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "store/format.h"
+
+namespace stepscope::store {
+
+class LogWriter {
+ public:
+  static StatusOr<std::unique_ptr<LogWriter>> Create(const std::string& path, uint64_t stream_id);
+  // Opens an existing log for appending (used by the compactor after the writer died).
+  static StatusOr<std::unique_ptr<LogWriter>> OpenForAppend(const std::string& path);
+  ~LogWriter();
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  Status Append(FrameType type, std::string_view payload);
+  Status Sync();
+  uint64_t bytes_written() const { return bytes_written_; }
+  const std::string& path() const { return path_; }
+  void AbandonAfterFork();
+
+ private:
+  LogWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_;
+  uint64_t bytes_written_ = 0;
+};
+
+struct LogFrame {
+  FrameType type;
+  uint64_t offset;          // of the frame header in the file
+  std::string_view payload;  // points into the caller's buffer
+};
+
+struct LogParseResult {
+  uint64_t stream_id = 0;
+  uint32_t version = 0;
+  std::vector<LogFrame> frames;
+  std::vector<std::string> problems;  // "skipped N bytes at offset X: <why>"
+};
+
+// Parses `bytes` (the whole file). Fails only when the file header itself is unusable.
+StatusOr<LogParseResult> ParseLog(std::string_view bytes);
+
+}  // namespace stepscope::store

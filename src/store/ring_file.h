@@ -1,0 +1,59 @@
+// The writer's side of a stream's .ring file: a MAP_SHARED pool of raw blocks (format.h).
+//
+// Callers: the recorder (one block per recording thread at a time) and the system sampler.
+// Threading: Claim/Seal/CountDropped are lock-free and safe from any thread; a block's records
+// are written only by the thread that claimed it. The file is flock()ed while the writer lives
+// so a compactor can tell a dead writer from a live one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "store/format.h"
+
+namespace stepscope::store {
+
+class RingFile {
+ public:
+  // Creates (truncating) `path` with `block_count` blocks of `block_bytes` each, maps it and
+  // locks it. The file is sparse: untouched blocks cost no memory or disk.
+  static StatusOr<std::unique_ptr<RingFile>> Create(const std::string& path, uint32_t block_bytes,
+                                                    uint32_t block_count, uint64_t stream_id);
+  ~RingFile();
+  RingFile(const RingFile&) = delete;
+  RingFile& operator=(const RingFile&) = delete;
+
+  // Takes a free block for thread `tid`, or returns nullptr when every block is in use.
+  BlockHeader* Claim(uint32_t tid, uint64_t dropped_before);
+  // Hands a block to the flusher; its owner must not write to it afterwards.
+  void Seal(BlockHeader* block);
+  void CountDropped(uint64_t records) {
+    header_->dropped_events.fetch_add(records, std::memory_order_relaxed);
+  }
+
+  static RawRecord* Records(BlockHeader* block) { return reinterpret_cast<RawRecord*>(block + 1); }
+  BlockHeader* block(uint32_t index) const {
+    return reinterpret_cast<BlockHeader*>(base_ + kRingHeaderBytes + size_t{index} * header_->block_bytes);
+  }
+  uint32_t block_count() const { return header_->block_count; }
+  RingHeader* header() const { return header_; }
+  const std::string& path() const { return path_; }
+
+  // In a forked child: forget the parent's mapping and descriptor without touching the file
+  // (the parent still owns it). Only the fork handler calls this.
+  void AbandonAfterFork();
+
+ private:
+  RingFile(std::string path, int fd, char* base, size_t size);
+
+  std::string path_;
+  int fd_;
+  char* base_;
+  size_t size_;
+  RingHeader* header_;
+  std::atomic<uint32_t> claim_hint_{0};
+};
+
+}  // namespace stepscope::store

@@ -1,0 +1,332 @@
+#include "store/stream_reader.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file_system.h"
+#include "store/log_file.h"
+#include "store/stream_writer.h"
+#include "store/varint.h"
+
+namespace stepscope::store {
+namespace {
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// Adds `block` unless a copy with at least as many records is already there.
+void KeepLargest(std::map<uint64_t, DecodedBlock>& blocks, DecodedBlock block) {
+  auto it = blocks.find(block.seq);
+  if (it == blocks.end()) {
+    blocks.emplace(block.seq, std::move(block));
+  } else if (block.records.size() > it->second.records.size()) {
+    it->second = std::move(block);
+  }
+}
+
+struct RingSnapshot {
+  std::vector<DecodedBlock> blocks;
+  uint64_t dropped_events = 0;
+  uint64_t bytes = 0;
+};
+
+// Copies the published records of every non-free block out of a ring file.
+StatusOr<RingSnapshot> ReadRing(const std::string& path, std::vector<std::string>& problems) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open '" + path + "'", errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return ErrnoError("stat '" + path + "'", err);
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  if (size < kRingHeaderBytes) {
+    close(fd);
+    return DataLossError("'" + path + "' is shorter than a ring header");
+  }
+  void* mapping = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (mapping == MAP_FAILED) return ErrnoError("map '" + path + "'", errno);
+  const char* base = static_cast<const char*>(mapping);
+  const auto* header = reinterpret_cast<const RingHeader*>(base);
+  RingSnapshot snapshot;
+  snapshot.bytes = size;
+  auto unmap = [&] { munmap(mapping, size); };
+  if (std::memcmp(header->magic, kRingMagic, sizeof kRingMagic) != 0) {
+    unmap();
+    return DataLossError("'" + path + "' is not a stepscope ring (bad magic)");
+  }
+  if (header->version < kOldestReadableFormatVersion || header->version > kFormatVersion) {
+    unmap();
+    return UnimplementedError("'" + path + "' has format version " + std::to_string(header->version) +
+                              "; this stepscope reads versions " + std::to_string(kOldestReadableFormatVersion) +
+                              " to " + std::to_string(kFormatVersion));
+  }
+  uint64_t needed = uint64_t{kRingHeaderBytes} + uint64_t{header->block_bytes} * header->block_count;
+  if (header->block_bytes < sizeof(BlockHeader) + sizeof(RawRecord) || header->block_bytes % 64 != 0 ||
+      needed > size) {
+    unmap();
+    return DataLossError("'" + path + "' has an inconsistent block layout");
+  }
+  snapshot.dropped_events = header->dropped_events.load(std::memory_order_relaxed);
+  const uint32_t capacity = static_cast<uint32_t>((header->block_bytes - sizeof(BlockHeader)) / sizeof(RawRecord));
+  for (uint32_t i = 0; i < header->block_count; ++i) {
+    const char* at = base + kRingHeaderBytes + size_t{i} * header->block_bytes;
+    // The block may be changing under us: only atomic loads on the header, then re-check.
+    auto* block = reinterpret_cast<const BlockHeader*>(at);
+    uint32_t state = block->state.load(std::memory_order_acquire);
+    if (state != static_cast<uint32_t>(BlockState::kOpen) && state != static_cast<uint32_t>(BlockState::kSealed)) {
+      if (state > static_cast<uint32_t>(BlockState::kClaiming)) {
+        problems.push_back(path + ": block " + std::to_string(i) + " has an invalid state; skipped");
+      }
+      continue;
+    }
+    uint64_t seq = block->seq;
+    uint32_t tid = block->tid;
+    if (block->capacity != capacity || block->check != BlockHeaderCheck(tid, seq, block->capacity)) {
+      problems.push_back(path + ": block " + std::to_string(i) + " has a corrupt header; skipped");
+      continue;
+    }
+    uint32_t count = block->count.load(std::memory_order_acquire);
+    if (count > capacity) {
+      problems.push_back(path + ": block " + std::to_string(i) + " claims more records than fit; skipped");
+      continue;
+    }
+    DecodedBlock copy;
+    copy.seq = seq;
+    copy.tid = tid;
+    copy.dropped_before = block->dropped_before;
+    copy.records.resize(count);
+    std::memcpy(copy.records.data(), at + sizeof(BlockHeader), size_t{count} * sizeof(RawRecord));
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (block->seq != seq || block->state.load(std::memory_order_acquire) == static_cast<uint32_t>(BlockState::kClaiming) ||
+        block->state.load(std::memory_order_relaxed) == static_cast<uint32_t>(BlockState::kFree)) {
+      continue;  // flushed (so it is in the log, read next) or reused while we copied
+    }
+    size_t valid = 0;
+    while (valid < copy.records.size() && IsValidRecord(copy.records[valid])) ++valid;
+    if (valid < copy.records.size()) {
+      problems.push_back(path + ": block " + std::to_string(i) + " has " +
+                         std::to_string(copy.records.size() - valid) + " invalid records; kept the " +
+                         std::to_string(valid) + " before them");
+      copy.records.resize(valid);
+    }
+    snapshot.blocks.push_back(std::move(copy));
+  }
+  unmap();
+  return snapshot;
+}
+
+void ParseStrings(std::string_view payload, std::unordered_map<uint32_t, std::string>& strings, bool* ok) {
+  ByteReader reader(payload);
+  while (reader.remaining() > 0) {
+    uint64_t id, length;
+    std::string_view text;
+    if (!reader.ReadVarint(&id) || !reader.ReadVarint(&length) || id > UINT32_MAX ||
+        !reader.ReadBytes(length, &text)) {
+      *ok = false;
+      return;
+    }
+    strings[static_cast<uint32_t>(id)] = std::string(text);
+  }
+}
+
+}  // namespace
+
+StatusOr<StreamContents> ReadStream(const std::string& directory, const std::string& name) {
+  StreamContents contents;
+  contents.name = name;
+  const std::string stem = directory + "/" + name;
+  const std::string ring_path = stem + kRingSuffix;
+  const std::string log_path = stem + kLogSuffix;
+  std::map<uint64_t, DecodedBlock> blocks;
+
+  if (access(ring_path.c_str(), F_OK) == 0) {
+    auto ring = ReadRing(ring_path, contents.problems);
+    if (ring.ok()) {
+      contents.has_ring = true;
+      contents.ring_bytes = ring->bytes;
+      contents.dropped_events = ring->dropped_events;
+      for (DecodedBlock& block : ring->blocks) KeepLargest(blocks, std::move(block));
+    } else {
+      contents.problems.push_back(ring.status().message() + "; its unflushed events are lost");
+    }
+  }
+
+  LocalFileSystem fs;
+  auto log_bytes = fs.ReadFile(log_path);
+  if (!log_bytes.ok()) {
+    if (!contents.has_ring) return log_bytes.status();
+    contents.problems.push_back(log_bytes.status().message());
+  } else {
+    contents.log_bytes = log_bytes->size();
+    auto parsed = ParseLog(*log_bytes);
+    if (!parsed.ok()) {
+      contents.problems.push_back("'" + log_path + "': " + parsed.status().message());
+    } else {
+      for (const std::string& problem : parsed->problems) contents.problems.push_back("'" + log_path + "': " + problem);
+      for (const LogFrame& frame : parsed->frames) {
+        contents.frame_bytes[static_cast<size_t>(frame.type)] += sizeof(FrameHeader) + frame.payload.size();
+        switch (frame.type) {
+          case FrameType::kStrings: {
+            bool ok = true;
+            ParseStrings(frame.payload, contents.strings, &ok);
+            if (!ok) contents.problems.push_back("'" + log_path + "': a string table frame is malformed; kept its first entries");
+            break;
+          }
+          case FrameType::kBlock: {
+            auto block = DecodeBlock(frame.payload);
+            if (block.ok()) {
+              KeepLargest(blocks, std::move(*block));
+            } else {
+              contents.problems.push_back("'" + log_path + "': block at offset " + std::to_string(frame.offset) +
+                                          " skipped: " + block.status().message());
+            }
+            break;
+          }
+          case FrameType::kClock: {
+            ByteReader reader(frame.payload);
+            ClockPair pair;
+            if (reader.ReadFixed(&pair.ticks) && reader.ReadFixed(&pair.monotonic_ns)) contents.clock_pairs.push_back(pair);
+            break;
+          }
+          case FrameType::kMeta:
+            contents.meta_json = std::string(frame.payload);
+            break;
+          case FrameType::kStats:
+            contents.last_stats_json = std::string(frame.payload);
+            break;
+        }
+      }
+    }
+  }
+  if (!contents.last_stats_json.empty()) {
+    auto stats = nlohmann::json::parse(contents.last_stats_json, nullptr, /*allow_exceptions=*/false);
+    if (stats.is_object() && stats.contains("events_dropped") && stats["events_dropped"].is_number_unsigned()) {
+      contents.dropped_events = std::max(contents.dropped_events, stats["events_dropped"].get<uint64_t>());
+    }
+  }
+  std::sort(contents.clock_pairs.begin(), contents.clock_pairs.end(),
+            [](const ClockPair& a, const ClockPair& b) { return a.ticks < b.ticks; });
+  contents.blocks.reserve(blocks.size());
+  for (auto& [seq, block] : blocks) contents.blocks.push_back(std::move(block));
+  return contents;
+}
+
+StatusOr<std::vector<std::string>> ListStreams(const std::string& directory) {
+  LocalFileSystem fs;
+  STEPSCOPE_ASSIGN_OR_RETURN(auto entries, fs.ListDirectory(directory));
+  std::vector<std::string> names;
+  for (const std::string& entry : entries) {
+    for (const char* suffix : {kLogSuffix, kRingSuffix}) {
+      if (EndsWith(entry, suffix)) names.push_back(entry.substr(0, entry.size() - std::strlen(suffix)));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+// Records per block sequence number already in the log (from the frame prefixes alone).
+static std::map<uint64_t, uint32_t> LoggedBlockCounts(const std::string& log_path) {
+  std::map<uint64_t, uint32_t> counts;
+  LocalFileSystem fs;
+  auto bytes = fs.ReadFile(log_path);
+  if (!bytes.ok()) return counts;
+  auto parsed = ParseLog(*bytes);
+  if (!parsed.ok()) return counts;
+  for (const LogFrame& frame : parsed->frames) {
+    if (frame.type != FrameType::kBlock) continue;
+    ByteReader reader(frame.payload);
+    uint64_t seq;
+    uint32_t tid, count;
+    if (reader.ReadFixed(&seq) && reader.ReadFixed(&tid) && reader.ReadFixed(&count)) {
+      counts[seq] = std::max(counts[seq], count);
+    }
+  }
+  return counts;
+}
+
+Status CompactStream(const std::string& directory, const std::string& name) {
+  const std::string stem = directory + "/" + name;
+  const std::string ring_path = stem + kRingSuffix;
+  const std::string log_path = stem + kLogSuffix;
+  int fd = open(ring_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return OkStatus();
+    return ErrnoError("open '" + ring_path + "'", errno);
+  }
+  // The writer holds an exclusive flock for its whole life; getting it means it is gone. We
+  // keep it until the ring is removed so a second compactor waits its turn.
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return UnavailableError("'" + ring_path + "' is still being written by a live process");
+  }
+  std::vector<std::string> problems;
+  auto ring = ReadRing(ring_path, problems);
+  if (!ring.ok()) {
+    close(fd);
+    return ring.status().WithContext("compacting stream '" + name + "' (left as it is)");
+  }
+  auto log = LogWriter::OpenForAppend(log_path);
+  if (!log.ok()) {
+    close(fd);
+    return log.status();
+  }
+  std::map<uint64_t, uint32_t> logged = LoggedBlockCounts(log_path);
+  Status status = OkStatus();
+  for (const DecodedBlock& block : ring->blocks) {
+    auto it = logged.find(block.seq);
+    if (block.records.empty() || (it != logged.end() && it->second >= block.records.size())) continue;
+    status = (*log)->Append(FrameType::kBlock, EncodeBlock(block.seq, block.tid, block.dropped_before, block.records));
+    if (!status.ok()) break;
+  }
+  if (status.ok()) {
+    std::string stats = "{\"events_dropped\":" + std::to_string(ring->dropped_events) + ",\"compacted\":true}";
+    status = (*log)->Append(FrameType::kStats, stats);
+  }
+  if (status.ok()) status = (*log)->Sync();
+  // Only a fully written log may replace the ring; otherwise both stay and readers merge them.
+  if (status.ok() && unlink(ring_path.c_str()) != 0) status = ErrnoError("remove '" + ring_path + "'", errno);
+  close(fd);
+  return status;
+}
+
+StreamClock::StreamClock(std::vector<ClockPair> pairs, double ticks_per_ns)
+    : pairs_(std::move(pairs)), default_rate_(ticks_per_ns > 0 ? ticks_per_ns : 1.0) {
+  for (size_t i = 0; i + 1 < pairs_.size(); ++i) {
+    double dt = static_cast<double>(pairs_[i + 1].ticks - pairs_[i].ticks);
+    double dns = static_cast<double>(pairs_[i + 1].monotonic_ns - pairs_[i].monotonic_ns);
+    // Pairs closer than 10 ms give a noisy rate; keep the default for those segments.
+    rates_.push_back(dns > 1e7 && dt > 0 ? dt / dns : default_rate_);
+  }
+}
+
+int64_t StreamClock::ToMonotonicNs(uint64_t ticks) const {
+  if (pairs_.empty()) return static_cast<int64_t>(static_cast<double>(ticks) / default_rate_);
+  // Segment whose start is the last pair at or before `ticks` (the first one if none).
+  auto it = std::upper_bound(pairs_.begin(), pairs_.end(), ticks,
+                             [](uint64_t t, const ClockPair& p) { return t < p.ticks; });
+  size_t index = it == pairs_.begin() ? 0 : static_cast<size_t>(it - pairs_.begin()) - 1;
+  double rate = default_rate_;
+  if (index < rates_.size()) rate = rates_[index];
+  else if (!rates_.empty()) rate = rates_.back();
+  const ClockPair& anchor = pairs_[index];
+  double delta = static_cast<double>(static_cast<int64_t>(ticks - anchor.ticks));
+  return static_cast<int64_t>(anchor.monotonic_ns) + static_cast<int64_t>(delta / rate);
+}
+
+}  // namespace stepscope::store

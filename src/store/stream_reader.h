@@ -1,0 +1,61 @@
+// Reads one stream (format.h) from untrusted files, also while it is being written.
+//
+// The ring is read first, then the log, so a block that moves from ring to log between the
+// two reads is seen at least once; per sequence number the copy with the most records wins.
+// Everything intact is returned; everything skipped is described in `problems`.
+//
+// Also here: CompactStream, which folds a dead writer's ring into its log and removes the
+// ring, so finished runs are compact at rest.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "store/block_codec.h"
+
+namespace stepscope::store {
+
+struct StreamContents {
+  std::string name;
+  std::string meta_json;        // the kMeta frame ("" when lost)
+  std::string last_stats_json;  // the latest kStats frame
+  std::unordered_map<uint32_t, std::string> strings;
+  std::vector<ClockPair> clock_pairs;  // sorted by ticks
+  std::vector<DecodedBlock> blocks;    // one per sequence number, sorted by it
+  uint64_t dropped_events = 0;  // from the ring header, or the stats once compacted
+  uint64_t log_bytes = 0;
+  uint64_t frame_bytes[kMaxFrameType + 1] = {};  // log bytes per FrameType, headers included
+  uint64_t ring_bytes = 0;      // 0 once compacted
+  bool has_ring = false;
+  std::vector<std::string> problems;  // what was skipped and why, each naming the file
+};
+
+// Reads <directory>/<name>.log and .ring (either may be missing, not both).
+StatusOr<StreamContents> ReadStream(const std::string& directory, const std::string& name);
+
+// Names of the streams in a node directory (stems of *.log and *.ring files), sorted.
+StatusOr<std::vector<std::string>> ListStreams(const std::string& directory);
+
+// Appends the ring's remaining blocks to the log, records the final drop count and removes
+// the ring. Unavailable when the writer still holds the ring (it is alive); Ok when there is
+// no ring (already compacted).
+Status CompactStream(const std::string& directory, const std::string& name);
+
+// Converts a stream's ticks to CLOCK_MONOTONIC ns: piecewise linear through its calibration
+// pairs, extrapolated with the last segment's rate (or `ticks_per_ns` with one pair).
+class StreamClock {
+ public:
+  StreamClock(std::vector<ClockPair> pairs, double ticks_per_ns);
+  int64_t ToMonotonicNs(uint64_t ticks) const;
+
+ private:
+  std::vector<ClockPair> pairs_;
+  std::vector<double> rates_;  // ticks per ns of segment i (pairs_[i] .. pairs_[i+1])
+  double default_rate_;
+};
+
+}  // namespace stepscope::store

@@ -1,0 +1,110 @@
+#include "store/stream_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <random>
+#include <vector>
+
+#include "store/block_codec.h"
+#include "store/varint.h"
+
+namespace stepscope::store {
+
+std::string EncodeStrings(const std::vector<std::pair<uint32_t, std::string>>& entries) {
+  std::string payload;
+  for (const auto& [id, text] : entries) {
+    PutVarint(payload, id);
+    PutVarint(payload, text.size());
+    payload.append(text);
+  }
+  return payload;
+}
+
+StatusOr<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamWriterOptions& options) {
+  std::random_device entropy;
+  uint64_t stream_id = (uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<uint64_t>(getpid());
+  std::string stem = options.directory + "/" + options.name;
+  STEPSCOPE_ASSIGN_OR_RETURN(auto log, LogWriter::Create(stem + kLogSuffix, stream_id));
+  STEPSCOPE_ASSIGN_OR_RETURN(auto ring, RingFile::Create(stem + kRingSuffix, options.block_bytes,
+                                                         options.block_count, stream_id));
+  auto writer = std::unique_ptr<StreamWriter>(new StreamWriter(std::move(ring), std::move(log), options.zstd_level));
+  if (!options.meta_json.empty()) STEPSCOPE_RETURN_IF_ERROR(writer->log_->Append(FrameType::kMeta, options.meta_json));
+  STEPSCOPE_RETURN_IF_ERROR(writer->AppendClockPair(options.clock_anchor));
+  return writer;
+}
+
+Status StreamWriter::AppendStrings(const std::vector<std::pair<uint32_t, std::string>>& entries) {
+  std::string payload = EncodeStrings(entries);
+  std::lock_guard lock(log_mutex_);
+  return log_->Append(FrameType::kStrings, payload);
+}
+
+Status StreamWriter::AppendClockPair(const ClockPair& pair) {
+  std::string payload;
+  PutFixed<uint64_t>(payload, pair.ticks);
+  PutFixed<uint64_t>(payload, pair.monotonic_ns);
+  std::lock_guard lock(log_mutex_);
+  return log_->Append(FrameType::kClock, payload);
+}
+
+Status StreamWriter::AppendStats(std::string_view json) {
+  std::lock_guard lock(log_mutex_);
+  return log_->Append(FrameType::kStats, json);
+}
+
+Status StreamWriter::AppendBlockFrame(BlockHeader* block, uint32_t count) {
+  // Copy first: encoding straight from the mapping would race with nothing (the block is ours)
+  // but a copy keeps the encoder independent of the ring layout.
+  std::vector<RawRecord> records(RingFile::Records(block), RingFile::Records(block) + count);
+  std::string payload = EncodeBlock(block->seq, block->tid, block->dropped_before, records, zstd_level_);
+  std::lock_guard lock(log_mutex_);
+  return log_->Append(FrameType::kBlock, payload);
+}
+
+StatusOr<uint32_t> StreamWriter::FlushSealed() {
+  std::lock_guard flush_lock(flush_mutex_);
+  uint32_t flushed = 0;
+  Status first_error;
+  for (uint32_t i = 0; i < ring_->block_count(); ++i) {
+    BlockHeader* block = ring_->block(i);
+    if (block->state.load(std::memory_order_acquire) != static_cast<uint32_t>(BlockState::kSealed)) continue;
+    uint32_t count = block->count.load(std::memory_order_acquire);
+    Status status = AppendBlockFrame(block, count);
+    if (!status.ok()) {
+      if (first_error.ok()) first_error = status;
+      continue;  // stays sealed; nothing is lost while the ring holds it
+    }
+    block->state.store(static_cast<uint32_t>(BlockState::kFree), std::memory_order_release);
+    ++flushed;
+    ++blocks_flushed_;
+  }
+  if (!first_error.ok() && flushed == 0) return first_error;
+  return flushed;
+}
+
+Status StreamWriter::SnapshotOpenBlocks() {
+  std::lock_guard flush_lock(flush_mutex_);
+  for (uint32_t i = 0; i < ring_->block_count(); ++i) {
+    BlockHeader* block = ring_->block(i);
+    if (block->state.load(std::memory_order_acquire) != static_cast<uint32_t>(BlockState::kOpen)) continue;
+    uint32_t count = block->count.load(std::memory_order_acquire);
+    if (count == 0) continue;
+    STEPSCOPE_RETURN_IF_ERROR(AppendBlockFrame(block, count));
+  }
+  return OkStatus();
+}
+
+uint64_t StreamWriter::log_bytes() const {
+  std::lock_guard lock(log_mutex_);
+  return log_->bytes_written();
+}
+
+void StreamWriter::AbandonAfterFork() {
+  ring_->AbandonAfterFork();
+  log_->AbandonAfterFork();
+  // The parent's mutexes may have been held at fork time; this object is never used again in
+  // the child, so they are left alone (and the object is deliberately leaked by the caller).
+}
+
+}  // namespace stepscope::store

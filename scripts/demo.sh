@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds and installs stepscope (scripts/setup.sh), profiles the bundled example
+# examples/train_cnn.py with `stepscope run`, and prints the run's summary.
+#
+# Usage: scripts/demo.sh [STEPSCOPE RUN OPTIONS...] [-- EXAMPLE ARGS...]
+#   e.g. scripts/demo.sh -- --epochs 1
+# Runs go under $STEPSCOPE_OUT (default: ./stepscope-runs in the repo root).
+set -euo pipefail
+
+run_opts=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  run_opts+=("$1")
+  shift
+done
+[ $# -gt 0 ] && shift  # the "--"
+
+out=${STEPSCOPE_OUT:-}
+[ -n "$out" ] && out=$(realpath -m -- "$out")  # relative to the caller's directory
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=${out:-$PWD/stepscope-runs}
+
+./scripts/setup.sh
+
+# Naming the job ourselves makes the run directory known in advance: <out>/<job>.
+job="demo-$(date -u +%Y%m%dT%H%M%SZ)"
+run_dir="$out/$job"
+echo "demo: profiling examples/train_cnn.py as job $job..." >&2
+rc=0
+stepscope run --out "$out" --job "$job" "${run_opts[@]}" -- \
+  /usr/bin/python3 examples/train_cnn.py "$@" || rc=$?
+if [ ! -d "$run_dir" ]; then
+  echo "demo: error: stepscope run (exit code $rc) left no run directory at $run_dir" >&2
+  exit $((rc ? rc : 1))
+fi
+[ "$rc" -eq 0 ] || echo "demo: warning: the example exited with code $rc" >&2
+
+echo
+stepscope info "$run_dir"
+echo
+echo "Run directory: $run_dir"
+exit "$rc"

@@ -1,0 +1,98 @@
+// The `stepscope` command: parses the command line with CLI11 and dispatches to subcommands.
+// Usage errors are one line on stderr naming the problem and where to look, exit code 2.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/run_command.h"
+#include "cli/run_info.h"
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+// CLI11's messages can span lines; a user gets one.
+std::string OneLine(std::string text) {
+  for (char& c : text) {
+    if (c == '\n') c = ' ';
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+// For `stepscope run`, the job's command starts after `--` or at the first argument that is
+// neither one of run's options nor an option's value; everything from there belongs to the
+// job, flags included. Returns that index (argc when there is none).
+int FindRunCommandStart(int argc, char** argv) {
+  static const std::vector<std::string> kValueOptions = {"--out", "--job", "--node", "--interval", "--config"};
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") return i;
+    if (arg.empty() || arg[0] != '-') return i;
+    if (std::find(kValueOptions.begin(), kValueOptions.end(), arg) != kValueOptions.end()) ++i;
+  }
+  return argc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"stepscope: a profiler for ML training jobs. It runs your job, records what it did, "
+               "and tells you what holds it back.",
+               "stepscope"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", STEPSCOPE_VERSION);
+
+  stepscope::cli::RunInvocation run;
+  std::string out, job, node, interval;
+  CLI::App* run_app = app.add_subcommand(
+      "run", "Run CMD with recording on, sample system metrics, write the run directory. "
+             "Exits with CMD's exit code (128+signal if it was killed).");
+  run_app->footer("Usage: stepscope run [OPTIONS] -- CMD [ARGS...]\nExample: stepscope run --interval 100ms -- python3 train.py --epochs 3");
+  run_app->add_option("--out", out, "Root directory of runs (default ./stepscope-runs)");
+  run_app->add_option("--job", job, "Job name (default <script>-<UTC time>); the run is <out>/<job>");
+  run_app->add_option("--node", node, "Node id (default: the host name), e.g. algo-1");
+  run_app->add_option("--interval", interval, "System sampling interval, 10ms to 60s (default 500ms)");
+  run_app->add_option("--config", run.config_file, "Config file (.toml or .json) with out, job, node, interval");
+
+  std::string info_run;
+  bool info_json = false;
+  CLI::App* info_app = app.add_subcommand("info", "Show what a run holds: job, timing, how it ended, processes, "
+                                                  "event counts, drops, bytes on disk, capabilities.");
+  info_app->add_option("RUN", info_run, "Run directory (<out>/<job>) or one node directory in it")->required();
+  info_app->add_flag("--json", info_json, "Machine-readable output (schema: docs/formats.md)");
+
+  int parsed_argc = argc;
+  if (argc > 1 && std::string(argv[1]) == "run") {
+    parsed_argc = FindRunCommandStart(argc, argv);
+    for (int i = parsed_argc; i < argc; ++i) run.command.emplace_back(argv[i]);
+    if (!run.command.empty() && run.command.front() == "--") run.command.erase(run.command.begin());
+  }
+  try {
+    app.parse(parsed_argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string where = "stepscope";
+    for (CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    std::fprintf(stderr, "%s: %s; see `%s --help`\n", where.c_str(), OneLine(e.what()).c_str(), where.c_str());
+    return kExitUsage;
+  }
+
+  if (run_app->parsed()) {
+    if (!out.empty()) run.flag_values.emplace_back("out", out);
+    if (!job.empty()) run.flag_values.emplace_back("job", job);
+    if (!node.empty()) run.flag_values.emplace_back("node", node);
+    if (!interval.empty()) run.flag_values.emplace_back("interval", interval);
+    return stepscope::cli::RunCommand(std::move(run));
+  }
+  if (info_app->parsed()) return stepscope::cli::InfoCommand(info_run, info_json);
+  return kExitUsage;
+}

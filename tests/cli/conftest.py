@@ -1,0 +1,44 @@
+"""Fixtures for end-to-end tests of the `stepscope` command.
+
+The tests run the real binary (STEPSCOPE_CLI, set by ctest to the built target) on real child
+processes and read runs back through `stepscope info --json`.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+PYTHON = "/usr/bin/python3"
+
+
+@pytest.fixture(scope="session")
+def cli():
+    path = os.environ.get("STEPSCOPE_CLI")
+    if not path or not os.path.exists(path):
+        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
+    return path
+
+
+@pytest.fixture
+def run_stepscope(cli, tmp_path):
+    """Runs `stepscope ARGS...` and returns the CompletedProcess (text mode)."""
+
+    def run(*args, timeout=120, **kwargs):
+        return subprocess.run([cli, *args], capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, **kwargs)
+
+    return run
+
+
+@pytest.fixture
+def info(run_stepscope):
+    """`stepscope info RUN --json` as a dict."""
+
+    def read(run_dir):
+        result = run_stepscope("info", str(run_dir), "--json")
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    return read

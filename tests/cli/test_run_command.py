@@ -1,0 +1,143 @@
+"""`stepscope run`: exit codes, signals, the manifest, option errors, and recording in the child."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from conftest import PYTHON
+
+
+def manifest(run_dir, node):
+    with open(os.path.join(run_dir, node, "manifest.json")) as f:
+        return json.load(f)
+
+
+def test_exit_code_and_manifest_of_a_normal_run(run_stepscope, info, tmp_path):
+    result = run_stepscope("run", "--out", str(tmp_path), "--job", "ok", "--node", "algo-1",
+                           "--interval", "50ms", "--", PYTHON, "-c", "import time; time.sleep(0.4)")
+    assert result.returncode == 0, result.stderr
+    assert f"run directory {tmp_path}/ok" in result.stderr
+    m = manifest(tmp_path / "ok", "algo-1")
+    assert m["status"] == "exited" and m["exit"]["code"] == 0
+    assert m["job"] == "ok" and m["node"] == "algo-1"
+    assert m["command"] == [PYTHON, "-c", "import time; time.sleep(0.4)"]
+    assert m["config"]["interval"]["value"] == "50ms" and m["config"]["interval"]["from"] == "flag"
+    assert m["pids"]["job"] > 0
+    for capability in ("gpu", "nvml", "cupti", "perf_counters"):
+        assert capability in m["capabilities"]
+    assert m["end_time_ns"] > m["start_time_ns"]
+    data = info(tmp_path / "ok")
+    assert data["status"] == "exited"
+    by_metric = data["counts"]["system_samples_by_metric"]
+    # 0.4 s at 50 ms: several polls of every metric family, including the job's process tree.
+    for metric in ("cpu/cpu0/util_pct", "cpu/total/iowait_pct", "memory/used_pct",
+                   "network/rx_bytes_per_s", "disk/read_bytes_per_s", "process/rss_bytes"):
+        assert by_metric.get(metric, 0) >= 3, metric
+    assert data["bytes_on_disk"]["uncompacted_rings"] == 0
+
+
+def test_the_jobs_exit_code_is_passed_through(run_stepscope, tmp_path):
+    result = run_stepscope("run", "--out", str(tmp_path), "--job", "three", "--",
+                           PYTHON, "-c", "raise SystemExit(3)")
+    assert result.returncode == 3
+    assert manifest(tmp_path / "three", os.uname().nodename)["exit"]["code"] == 3
+
+
+def test_a_killed_job_gives_128_plus_signal_and_the_manifest_says_so(run_stepscope, info, tmp_path):
+    result = run_stepscope("run", "--out", str(tmp_path), "--job", "killed", "--node", "n", "--",
+                           PYTHON, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    assert result.returncode == 128 + signal.SIGKILL
+    m = manifest(tmp_path / "killed", "n")
+    assert m["status"] == "killed"
+    assert m["exit"]["signal_name"] == "SIGKILL"
+    assert info(tmp_path / "killed")["ended"]["description"] == "killed by SIGKILL"
+
+
+def test_sigterm_to_the_launcher_reaches_the_job(cli, tmp_path):
+    marker = tmp_path / "got-sigterm"
+    script = (
+        "import signal, sys, time\n"
+        f"def on_term(*_):\n    open({str(marker)!r}, 'w').write('yes'); sys.exit(7)\n"
+        "signal.signal(signal.SIGTERM, on_term)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n")
+    proc = subprocess.Popen([cli, "run", "--out", str(tmp_path), "--job", "term", "--node", "n", "--",
+                             PYTHON, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 7
+    assert marker.read_text() == "yes"
+    assert manifest(tmp_path / "term", "n")["exit"]["code"] == 7
+
+
+def test_default_job_name_is_script_and_utc_time(run_stepscope, tmp_path):
+    script = tmp_path / "train_model.py"
+    script.write_text("pass\n")
+    result = run_stepscope("run", "--out", str(tmp_path / "runs"), PYTHON, str(script))
+    assert result.returncode == 0, result.stderr
+    (job,) = os.listdir(tmp_path / "runs")
+    assert job.startswith("train_model-20") and job.endswith("Z")
+
+
+def test_config_file_environment_and_flags_in_that_precedence(run_stepscope, tmp_path):
+    config = tmp_path / "stepscope.toml"
+    config.write_text('interval = "1s"\nnode = "from-file"\njob = "from-file"\n')
+    env = dict(os.environ, STEPSCOPE_JOB="from-env", STEPSCOPE_INTERVAL="200ms")
+    result = run_stepscope("run", "--config", str(config), "--out", str(tmp_path), "--interval", "100ms",
+                           "--", "true", env=env)
+    assert result.returncode == 0, result.stderr
+    m = manifest(tmp_path / "from-env", "from-file")
+    assert m["config"]["interval"] == {"value": "100ms", "ns": 100000000, "from": "flag"}
+    assert m["config"]["job"]["from"] == "environment"
+    assert m["config"]["node"]["from"] == "config file"
+
+
+def test_bad_options_are_one_line_errors_with_exit_2(run_stepscope, tmp_path):
+    cases = [
+        (["run", "--bogus", "--", "true"], "--bogus"),
+        (["run", "--interval", "5ms", "--", "true"], "10ms to 60s"),
+        (["run", "--interval", "soon", "--", "true"], "not a duration"),
+        (["run", "--job", "a/b", "--", "true"], "cannot be a directory name"),
+        (["run", "--config", str(tmp_path / "missing.toml"), "--", "true"], "missing.toml"),
+        (["run", "--out", str(tmp_path)], "no command given"),
+        (["frobnicate"], "frobnicate"),
+        ([], "subcommand"),
+    ]
+    for args, expected in cases:
+        result = run_stepscope(*args)
+        assert result.returncode == 2, (args, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, (args, result.stderr)
+        assert expected in lines[0], (args, lines[0])
+        assert "Traceback" not in result.stderr and "terminate" not in result.stderr
+
+
+def test_a_command_that_cannot_run_is_named(run_stepscope, tmp_path):
+    result = run_stepscope("run", "--out", str(tmp_path), "--job", "nope", "--", "no-such-program-xyz")
+    assert result.returncode == 127
+    assert "cannot run 'no-such-program-xyz'" in result.stderr
+    assert manifest(tmp_path / "nope", os.uname().nodename)["status"] == "failed-to-start"
+
+
+def test_an_unwritable_output_directory_is_a_one_line_error(run_stepscope, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    result = run_stepscope("run", "--out", str(blocker / "runs"), "--", "true")
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "--out" in result.stderr
+
+
+def test_help_lists_the_options(run_stepscope):
+    result = run_stepscope("run", "--help")
+    assert result.returncode == 0
+    for option in ("--out", "--job", "--node", "--interval", "--config"):
+        assert option in result.stdout
+
+
+def test_info_on_a_missing_run_says_what_to_pass(run_stepscope, tmp_path):
+    result = run_stepscope("info", str(tmp_path / "nothing-here"))
+    assert result.returncode == 1
+    assert "stepscope run" in result.stderr

@@ -88,6 +88,11 @@ std::string StreamMeta(const Session& session, const ClockPair& anchor, uint64_t
       {"block_bytes", session.options.block_bytes},
       {"block_count", session.options.block_count},
   };
+  // torchrun and friends identify ranks through the environment; keep them with the stream.
+  for (const char* name : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && value[0] != '\0') meta["ranks"][name] = value;
+  }
   return meta.dump();
 }
 

@@ -86,3 +86,15 @@ while True:
     recorded = data["counts"]["instants"]
     assert recorded >= reported, (recorded, reported)
     assert data["status"] == "killed"
+
+
+def test_a_c_program_records_through_the_c_api(run_stepscope, info, tmp_path):
+    program = os.environ["STEPSCOPE_C_EXAMPLE"]
+    result = run_stepscope("run", "--out", str(tmp_path), "--job", "c", "--node", "n", "--", program, "7")
+    assert result.returncode == 0, result.stderr
+    assert "recorded 43 events, dropped 0" in result.stdout  # 7 x (2 step + 2 span + arg + counter) + 1
+    data = info(tmp_path / "c")
+    assert data["counts"]["steps"]["TRAIN"] == 7
+    assert data["counts"]["spans"] == 7
+    assert data["counts"]["counters"] == 7
+    assert data["counts"]["instants"] == 1

@@ -141,3 +141,16 @@ def test_info_on_a_missing_run_says_what_to_pass(run_stepscope, tmp_path):
     result = run_stepscope("info", str(tmp_path / "nothing-here"))
     assert result.returncode == 1
     assert "stepscope run" in result.stderr
+
+
+def test_nodes_of_one_job_write_their_own_directories(run_stepscope, info, tmp_path):
+    for node in ("algo-1", "algo-2"):
+        result = run_stepscope("run", "--out", str(tmp_path), "--job", "multi", "--node", node,
+                               "--interval", "50ms", "--", PYTHON, "-c", "import time; time.sleep(0.2)")
+        assert result.returncode == 0, result.stderr
+    data = info(tmp_path / "multi")
+    assert sorted(n["name"] for n in data["nodes"]) == ["algo-1", "algo-2"]
+    systems = [p for p in data["processes"] if p["kind"] == "system"]
+    assert sorted(p["node"] for p in systems) == ["algo-1", "algo-2"]
+    # One node directory on its own is a run too.
+    assert [n["name"] for n in info(tmp_path / "multi" / "algo-2")["nodes"]] == ["algo-2"]

@@ -1,0 +1,67 @@
+// stepscope._core: the native part of the Python package.
+//
+// Hot record calls (Annotation, begin/end/mark/counter/step_*) are raw CPython for speed
+// (annotation_type.h, record_functions.h); the lifecycle calls and the read-back helpers are
+// ordinary pybind11, where a Status becomes a Python exception.
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "annotation_type.h"
+#include "name_cache.h"
+#include "record_functions.h"
+#include "recorder/recorder.h"
+#include "run_reader_binding.h"
+#include "stepscope/stepscope.h"
+
+namespace py = pybind11;
+
+namespace stepscope::python {
+namespace {
+
+void Start(const std::string& node_dir) {
+  recorder::StartOptions options;
+  options.node_dir = node_dir;
+  Status status;
+  {
+    py::gil_scoped_release release;
+    status = recorder::Start(options);
+  }
+  if (!status.ok()) throw std::runtime_error(status.message());
+}
+
+py::dict Stats() {
+  stepscope_stats stats;
+  stepscope_get_stats(&stats);
+  py::dict out;
+  out["events_recorded"] = stats.events_recorded;
+  out["events_dropped"] = stats.events_dropped;
+  out["bytes_written"] = stats.bytes_written;
+  out["blocks_flushed"] = stats.blocks_flushed;
+  return out;
+}
+
+}  // namespace
+}  // namespace stepscope::python
+
+PYBIND11_MODULE(_core, m) {
+  using namespace stepscope::python;
+  m.doc() = "Native part of stepscope: the recorder's Python binding. Use the stepscope package instead.";
+  if (!InitNameCache() || !AddAnnotationType(m.ptr()) || !AddRecordFunctions(m.ptr())) {
+    throw py::error_already_set();
+  }
+  m.attr("AUTO_STEP") = STEPSCOPE_AUTO_STEP;
+
+  m.def("start", &Start, py::arg("node_dir"),
+        "Starts recording into node_dir (<root>/<job>/<node>, created if needed). A no-op when already "
+        "recording. Raises RuntimeError saying why when it cannot.");
+  m.def("stop", &stepscope_stop, py::call_guard<py::gil_scoped_release>(),
+        "Flushes and stops recording in this process for good.");
+  m.def("flush", &stepscope_flush, py::call_guard<py::gil_scoped_release>(),
+        "Compresses what was recorded so far into the stream's log.");
+  m.def("is_enabled", [] { return stepscope_enabled_fast() != 0; }, "True while this process records.");
+  m.def("stats", &Stats, "This process's recorder statistics as a dict.");
+  m.def("_set_decorator", [](py::object helper) { SetAnnotationDecorator(helper.ptr()); }, py::arg("helper"),
+        "Registers helper(name_or_None, func) -> wrapper, used by Annotation as a decorator.");
+  BindRunReader(m);
+}

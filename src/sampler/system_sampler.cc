@@ -1,0 +1,162 @@
+#include "sampler/system_sampler.h"
+
+#include <pthread.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cassert>
+#include <string>
+#include <utility>
+
+#include "base/clock.h"
+#include "base/duration.h"
+
+namespace stepscope {
+namespace {
+
+Status CheckInterval(int64_t interval_ns) {
+  if (interval_ns >= SystemSampler::kMinIntervalNs) return OkStatus();
+  return InvalidArgumentError(
+      "sampling interval " + FormatDurationNs(interval_ns) + " is below the minimum " +
+      FormatDurationNs(SystemSampler::kMinIntervalNs) + "; pass an interval of at least " +
+      FormatDurationNs(SystemSampler::kMinIntervalNs));
+}
+
+}  // namespace
+
+SystemSampler::SystemSampler(SampleSink* sink, int64_t interval_ns, ErrorCallback on_error)
+    : sink_(sink), on_error_(std::move(on_error)), interval_ns_(interval_ns) {
+  assert(sink != nullptr);
+}
+
+SystemSampler::~SystemSampler() { Stop(); }
+
+void SystemSampler::AddSource(std::unique_ptr<MetricSource> source) {
+  assert(!thread_.joinable() && "AddSource() while the sampler runs");
+  sources_.push_back(std::move(source));
+  error_reported_.push_back(false);
+}
+
+Status SystemSampler::Start() {
+  if (thread_.joinable()) {
+    return InternalError("SystemSampler::Start() called twice without Stop()");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    STEPSCOPE_RETURN_IF_ERROR(CheckInterval(interval_ns_));
+    stop_requested_ = false;
+  }
+  cpu_ns_before_this_run_ = thread_cpu_ns_.load(std::memory_order_relaxed);
+  thread_ = std::thread([this] { Run(); });
+  return OkStatus();
+}
+
+void SystemSampler::Stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_requested_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+Status SystemSampler::SetInterval(int64_t interval_ns) {
+  STEPSCOPE_RETURN_IF_ERROR(CheckInterval(interval_ns));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    interval_ns_ = interval_ns;
+    ++interval_version_;
+  }
+  wake_.notify_all();
+  return OkStatus();
+}
+
+int64_t SystemSampler::interval_ns() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return interval_ns_;
+}
+
+SamplerStats SystemSampler::Stats() const {
+  SamplerStats stats;
+  stats.polls = polls_.load(std::memory_order_relaxed);
+  stats.missed_polls = missed_polls_.load(std::memory_order_relaxed);
+  stats.samples_written = samples_written_.load(std::memory_order_relaxed);
+  stats.source_errors = source_errors_.load(std::memory_order_relaxed);
+  stats.thread_cpu_ns = thread_cpu_ns_.load(std::memory_order_relaxed);
+  return stats;
+}
+
+void SystemSampler::UpdateThreadCpu() {
+  timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return;
+  uint64_t ns =
+      static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+  thread_cpu_ns_.store(cpu_ns_before_this_run_ + ns, std::memory_order_relaxed);
+}
+
+void SystemSampler::Run() {
+  pthread_setname_np(pthread_self(), "stepscope-smplr");  // 15 characters at most
+
+  std::unique_lock<std::mutex> lock(mutex_);
+  uint64_t seen_version = interval_version_;
+  Clock::time_point deadline = Clock::now();
+  Clock::time_point last_deadline = deadline;
+  bool polled = false;
+  while (!stop_requested_) {
+    bool woken = wake_.wait_until(
+        lock, deadline, [&] { return stop_requested_ || interval_version_ != seen_version; });
+    if (woken) {
+      if (stop_requested_) break;
+      // SetInterval(): the next deadline is the last poll's deadline + the new interval. If
+      // that has passed, poll now and start the new grid there, rather than count the
+      // deadlines the old interval never had as missed.
+      seen_version = interval_version_;
+      if (polled) {
+        deadline = std::max(last_deadline + std::chrono::nanoseconds(interval_ns_), Clock::now());
+      }
+      continue;
+    }
+    const std::chrono::nanoseconds interval(interval_ns_);
+    lock.unlock();
+    PollOnce();
+    lock.lock();
+
+    polled = true;
+    last_deadline = deadline;
+    deadline += interval;
+    Clock::time_point now = Clock::now();
+    if (deadline <= now) {
+      // Stay on the grid: skip every deadline that already passed.
+      auto missed = (now - deadline) / interval + 1;
+      deadline += missed * interval;
+      missed_polls_.fetch_add(static_cast<uint64_t>(missed), std::memory_order_relaxed);
+    }
+  }
+  lock.unlock();
+  UpdateThreadCpu();
+}
+
+void SystemSampler::PollOnce() {
+  // One time for the whole poll: every sample of it lines up on the same instant.
+  const uint64_t ticks = ReadTicks();
+  const uint64_t monotonic_ns = MonotonicNowNs();
+  samples_.clear();
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    Status status = sources_[i]->Poll(monotonic_ns, samples_);
+    if (status.ok()) continue;
+    source_errors_.fetch_add(1, std::memory_order_relaxed);
+    if (!error_reported_[i]) {
+      error_reported_[i] = true;
+      if (on_error_) on_error_(sources_[i]->name(), status);
+    }
+  }
+  if (!samples_.empty()) {
+    sink_->WriteSamples(ticks, samples_);
+    samples_written_.fetch_add(samples_.size(), std::memory_order_relaxed);
+  }
+  polls_.fetch_add(1, std::memory_order_relaxed);
+  UpdateThreadCpu();
+}
+
+}  // namespace stepscope

@@ -23,9 +23,14 @@ bool DetectInvariantTsc() {
   return false;
 }
 
+// Decided by a prioritised constructor, not a dynamic initialiser: the recorder starts itself
+// from a (default-priority) constructor when loaded under `stepscope run`, and a dynamic
+// initialiser's order relative to it would depend on link order. Priority 101 runs first.
+__attribute__((constructor(101))) void InitTickSource() { g_ticks_use_tsc = DetectInvariantTsc(); }
+
 }  // namespace
 
-bool g_ticks_use_tsc = DetectInvariantTsc();
+bool g_ticks_use_tsc = false;
 
 }  // namespace internal
 

@@ -274,8 +274,8 @@ ThreadBuffer* RefillThreadBuffer(uint64_t ticks) {
 Status Start(const StartOptions& options) {
   if (options.node_dir.empty()) return InvalidArgumentError("no run directory given to record into");
   std::lock_guard lock(g_lifecycle_mutex);
-  if (g_session != nullptr) return OkStatus();
   if (g_stopped) return InvalidArgumentError("stepscope was stopped in this process; it records one session per process");
+  if (g_session != nullptr) return OkStatus();
   RegisterAtExitOnce();
   STEPSCOPE_RETURN_IF_ERROR(CreateSessionLocked(options));
   SetEnabled(true);

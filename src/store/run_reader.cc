@@ -245,6 +245,11 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
             }
             events_[*it].end_ns = ns;
             thread.last_event = *it;
+            // Spans opened inside it and never ended (badly nested begin/end calls) end with it.
+            for (auto inner = open.rbegin(); inner != it; ++inner) {
+              events_[*inner].end_ns = ns;
+              events_[*inner].unfinished = true;
+            }
             open.erase(std::next(it).base(), open.end());
             break;
           }

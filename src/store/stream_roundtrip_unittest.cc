@@ -155,6 +155,23 @@ TEST_F(StreamRoundTrip, RunReaderQueriesByTimeKindAndThread) {
   EXPECT_EQ(run->Name(in_window[0]->name), "a");
 }
 
+TEST_F(StreamRoundTrip, AnEndClosingAnOuterSpanEndsTheUnclosedInnerOnesAsUnfinished) {
+  auto writer = MakeWriter();
+  ASSERT_TRUE(writer->AppendStrings({{1, "outer"}, {2, "inner"}}).ok());
+  BlockHeader* t = writer->ring().Claim(1, 0);
+  Append(t, Rec(RecordKind::kBegin, 100, 1));
+  Append(t, Rec(RecordKind::kBegin, 110, 2));
+  Append(t, Rec(RecordKind::kEnd, 200, 1));  // "inner" never ends
+  auto run = RunReader::Open(directory_);
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->events().size(), 2u);
+  const Event& inner = run->events()[1];
+  EXPECT_EQ(run->Name(inner.name), "inner");
+  EXPECT_TRUE(inner.unfinished);
+  EXPECT_EQ(inner.end_ns, 1'000'000'200);
+  EXPECT_FALSE(run->events()[0].unfinished);
+}
+
 TEST(RunReaderOpen, ExplainsAMissingOrEmptyDirectory) {
   auto missing = RunReader::Open("/nonexistent/stepscope-run");
   ASSERT_FALSE(missing.ok());

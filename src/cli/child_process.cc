@@ -14,13 +14,18 @@ namespace stepscope::cli {
 namespace {
 
 volatile sig_atomic_t g_forward_to_pid = 0;
+volatile sig_atomic_t g_pending_signal = 0;  // arrived before the child's pid was known
 
 void ForwardSignal(int signal, siginfo_t* info, void*) {
   // Terminal-generated signals (si_code SI_KERNEL) already went to the whole foreground
   // process group, the child included.
   if ((signal == SIGINT || signal == SIGQUIT) && info != nullptr && info->si_code == SI_KERNEL) return;
   pid_t pid = g_forward_to_pid;
-  if (pid > 0) kill(pid, signal);
+  if (pid > 0) {
+    kill(pid, signal);
+  } else {
+    g_pending_signal = signal;
+  }
 }
 
 }  // namespace
@@ -71,9 +76,7 @@ StatusOr<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
   if (pid == 0) {
     close(report[0]);
     // Restore default dispositions the launcher may have changed.
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_DFL);
     execvpe(c_argv[0], c_argv.data(), c_env.data());
     int err = errno;
     ssize_t ignored = write(report[1], &err, sizeof err);
@@ -95,14 +98,22 @@ StatusOr<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
   return ChildProcess(pid);
 }
 
-void ChildProcess::ForwardTerminationSignals() {
-  g_forward_to_pid = pid_;
+void InstallSignalForwarding() {
   struct sigaction action;
   std::memset(&action, 0, sizeof action);
   action.sa_sigaction = ForwardSignal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &action, nullptr);
+}
+
+void ChildProcess::ForwardTerminationSignals() {
+  g_forward_to_pid = pid_;
+  int pending = g_pending_signal;
+  if (pending != 0) {
+    g_pending_signal = 0;
+    kill(pid_, pending);
+  }
 }
 
 ChildExit ChildProcess::Wait() {

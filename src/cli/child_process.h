@@ -30,10 +30,8 @@ class ChildProcess {
 
   pid_t pid() const { return pid_; }
 
-  // From now until Wait() returns, SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to the launcher are
-  // passed on to the child, and the launcher itself keeps running to finish the run. A SIGINT or
-  // SIGQUIT typed at the terminal already reached the child (same process group) and is not
-  // sent twice.
+  // Points the handlers installed by InstallSignalForwarding() at this child and delivers a
+  // signal that arrived while it was being started.
   void ForwardTerminationSignals();
 
   // Waits for the child to end.
@@ -43,6 +41,12 @@ class ChildProcess {
   explicit ChildProcess(pid_t pid) : pid_(pid) {}
   pid_t pid_;
 };
+
+// Call before Spawn: from then until Wait() returns, SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to
+// the launcher are passed on to the child (or held until it exists), and the launcher keeps
+// running to finish the run. A SIGINT or SIGQUIT typed at the terminal already reached the
+// child (same process group) and is not sent twice.
+void InstallSignalForwarding();
 
 // "SIGKILL" for 9, "signal 42" when unnamed.
 std::string SignalName(int signal);

@@ -65,6 +65,14 @@ int main(int argc, char** argv) {
   info_app->add_option("RUN", info_run, "Run directory (<out>/<job>) or one node directory in it")->required();
   info_app->add_flag("--json", info_json, "Machine-readable output (schema: docs/formats.md)");
 
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string command = argv[1];
+    if (command != "run" && command != "info") {
+      std::fprintf(stderr, "stepscope: unknown command '%s'; commands: run, info (see `stepscope --help`)\n",
+                   command.c_str());
+      return kExitUsage;
+    }
+  }
   int parsed_argc = argc;
   if (argc > 1 && std::string(argv[1]) == "run") {
     parsed_argc = FindRunCommandStart(argc, argv);

@@ -14,6 +14,7 @@
 #include "cli/system_stream_sink.h"
 #include "platform/cupti/cupti_probe.h"
 #include "platform/linux/host_constants.h"
+#include "platform/linux/proc_file_system.h"
 #include "platform/nvml/gpu_capability.h"
 #include "platform/nvml/nvml_gpu_source.h"
 #include "platform/nvml/nvml_loader.h"
@@ -157,6 +158,7 @@ int RunCommand(RunInvocation invocation) {
   }
 
   std::fprintf(stderr, "stepscope: run directory %s\n", run_dir.c_str());
+  InstallSignalForwarding();
   auto child = ChildProcess::Spawn(invocation.command,
                                    {"STEPSCOPE_NODE_DIR=" + node_dir, "STEPSCOPE_RUN_DIR=" + run_dir,
                                     "STEPSCOPE_JOB=" + job, "STEPSCOPE_NODE=" + node});
@@ -171,7 +173,9 @@ int RunCommand(RunInvocation invocation) {
   RecordChildStarted(manifest, getpid(), child->pid());
   (void)WriteManifest(node_dir, manifest);
 
-  LocalFileSystem fs;
+  // Keeps /proc files open between polls: re-reading an open /proc file costs far less than
+  // opening it again, which keeps the sampler under its CPU bar.
+  ProcFileSystem fs;
   LinuxSourcesOptions source_options;
   source_options.job_root_pid = child->pid();
   source_options.host = HostConstants::FromSysconf();

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "store/json_fields.h"
+
 namespace stepscope::cli {
 namespace {
 
@@ -42,18 +44,22 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const store::RunReader&
     manifest_bytes += FileSize(node.directory + "/manifest.json");
     auto manifest = nlohmann::json::parse(node.manifest_json, nullptr, false);
     if (manifest.is_object()) {
-      job = manifest.value("job", job);
-      if (manifest.contains("command")) command = manifest["command"];
-      status = manifest.value("status", status);
-      if (manifest.contains("exit")) ended = manifest["exit"];
-      ended["description"] = manifest.value("ended", status == "running" ? "still running, or the launcher died" : "");
-      if (manifest.contains("start_time_ns")) start_ns = std::min(start_ns, manifest["start_time_ns"].get<int64_t>());
-      if (manifest.contains("end_time_ns")) end_ns = std::max(end_ns, manifest["end_time_ns"].get<int64_t>());
-      entry["hosts"] = manifest.value("hosts", nlohmann::json::array());
-      entry["pids"] = manifest.value("pids", nlohmann::json::object());
-      entry["capabilities"] = manifest.value("capabilities", nlohmann::json::object());
-      entry["status"] = manifest.value("status", "unknown");
-      entry["config"] = manifest.value("config", nlohmann::json::object());
+      // Manifests come from disk: every field is read without trusting its type.
+      job = store::JsonString(manifest, "job", job);
+      if (const auto* c = store::JsonField(manifest, "command"); c != nullptr && c->is_array()) {
+        command = nlohmann::json::array();
+        for (const auto& arg : *c) command.push_back(arg.is_string() ? arg.get<std::string>() : arg.dump());
+      }
+      status = store::JsonString(manifest, "status", status);
+      ended = store::JsonObject(manifest, "exit");
+      ended["description"] = store::JsonString(manifest, "ended", status == "running" ? "still running, or the launcher died" : "");
+      if (int64_t t = store::JsonInt(manifest, "start_time_ns", -1); t >= 0) start_ns = std::min(start_ns, t);
+      if (int64_t t = store::JsonInt(manifest, "end_time_ns", -1); t >= 0) end_ns = std::max(end_ns, t);
+      entry["hosts"] = store::JsonArray(manifest, "hosts");
+      entry["pids"] = store::JsonObject(manifest, "pids");
+      entry["capabilities"] = store::JsonObject(manifest, "capabilities");
+      entry["status"] = store::JsonString(manifest, "status", "unknown");
+      entry["config"] = store::JsonObject(manifest, "config");
     } else {
       entry["status"] = "no manifest";
     }
@@ -110,7 +116,7 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const store::RunReader&
     auto meta = nlohmann::json::parse(stream.meta_json, nullptr, false);
     processes.push_back({{"node", stream.node}, {"stream", stream.name}, {"kind", stream.is_system ? "system" : "process"},
                          {"pid", stream.pid}, {"ppid", stream.ppid},
-                         {"command", meta.is_object() ? meta.value("command", "") : ""},
+                         {"command", store::JsonString(meta, "command")},
                          {"events", events_per_stream[i]}, {"records", stream.records},
                          {"dropped_events", stream.dropped_events},
                          {"bytes", stream.log_bytes + stream.ring_bytes}, {"compacted", stream.ring_bytes == 0}});
@@ -138,11 +144,12 @@ std::string FormatRunInfo(const nlohmann::json& info) {
   out << "ended      " << (ended.empty() ? info["status"].get<std::string>() : ended) << "\n";
   for (const auto& node : info["nodes"]) {
     out << "node       " << node["name"].get<std::string>();
-    if (node.contains("capabilities") && node["capabilities"].contains("gpu")) {
-      const auto& gpu = node["capabilities"]["gpu"];
-      out << "  gpu: " << (gpu.value("available", false) ? std::to_string(gpu["gpus"].size()) + " GPU(s)" : "none");
-      out << "  cupti: " << (node["capabilities"]["cupti"].value("library_found", false) ? "found" : "absent");
-      out << "  perf counters: " << (node["capabilities"]["perf_counters"].value("available", false) ? "yes" : "no");
+    const nlohmann::json capabilities = store::JsonObject(node, "capabilities");
+    if (!capabilities.empty()) {
+      const nlohmann::json gpu = store::JsonObject(capabilities, "gpu");
+      out << "  gpu: " << (store::JsonBool(gpu, "available", false) ? std::to_string(store::JsonArray(gpu, "gpus").size()) + " GPU(s)" : "none");
+      out << "  cupti: " << (store::JsonBool(store::JsonObject(capabilities, "cupti"), "library_found", false) ? "found" : "absent");
+      out << "  perf counters: " << (store::JsonBool(store::JsonObject(capabilities, "perf_counters"), "available", false) ? "yes" : "no");
     }
     out << "\n";
   }

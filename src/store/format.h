@@ -147,7 +147,7 @@ struct FrameHeader {
   uint8_t reserved[3];
   uint32_t payload_bytes;
   uint32_t reserved2;
-  uint64_t checksum;       // XXH64(payload, seed 0)
+  uint64_t checksum;       // XXH64(payload, seed = type): covers the type byte too
 };
 static_assert(sizeof(FrameHeader) == 24);
 

@@ -25,6 +25,11 @@ Status WriteAll(int fd, const std::string& path, const char* data, size_t size) 
 
 }  // namespace
 
+uint64_t FrameChecksum(FrameType type, std::string_view payload) {
+  // Seeding with the type makes a flipped type byte fail the check like a flipped payload byte.
+  return XXH64(payload.data(), payload.size(), static_cast<uint64_t>(type));
+}
+
 StatusOr<std::unique_ptr<LogWriter>> LogWriter::Create(const std::string& path, uint64_t stream_id) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("create '" + path + "'", errno);
@@ -65,7 +70,7 @@ Status LogWriter::Append(FrameType type, std::string_view payload) {
   header.magic = kFrameMagic;
   header.type = static_cast<uint8_t>(type);
   header.payload_bytes = static_cast<uint32_t>(payload.size());
-  header.checksum = XXH64(payload.data(), payload.size(), 0);
+  header.checksum = FrameChecksum(type, payload);
   std::string frame;
   frame.reserve(sizeof header + payload.size());
   frame.append(reinterpret_cast<const char*>(&header), sizeof header);
@@ -140,7 +145,7 @@ StatusOr<LogParseResult> ParseLog(std::string_view bytes) {
       continue;
     }
     std::string_view payload = bytes.substr(pos + sizeof frame, frame.payload_bytes);
-    if (XXH64(payload.data(), payload.size(), 0) != frame.checksum) {
+    if (FrameChecksum(static_cast<FrameType>(frame.type), payload) != frame.checksum) {
       start_skip(pos, "checksum mismatch");
       ++pos;
       continue;

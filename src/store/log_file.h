@@ -44,6 +44,9 @@ class LogWriter {
   uint64_t bytes_written_ = 0;
 };
 
+// XXH64 of the payload seeded with the frame type (format.h FrameHeader::checksum).
+uint64_t FrameChecksum(FrameType type, std::string_view payload);
+
 struct LogFrame {
   FrameType type;
   uint64_t offset;          // of the frame header in the file

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "base/file_system.h"
+#include "store/json_fields.h"
 #include "store/stream_reader.h"
 
 namespace stepscope::store {
@@ -32,13 +33,6 @@ std::string BaseName(const std::string& path) {
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
   size_t slash = trimmed.rfind('/');
   return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
-}
-
-int64_t JsonInt(const nlohmann::json& object, const char* key, int64_t fallback) {
-  if (!object.is_object()) return fallback;
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_number_integer()) return fallback;
-  return it->get<int64_t>();
 }
 
 // Offset from CLOCK_MONOTONIC to the Unix epoch, from an object {monotonic_ns, realtime_ns}.
@@ -132,9 +126,13 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
     if (parsed.is_discarded() || !parsed.is_object()) {
       problems_.push_back("'" + directory + "/manifest.json' is not valid JSON; using each stream's own clock anchor");
     } else {
-      if (parsed.contains("node") && parsed["node"].is_string()) node.name = parsed["node"].get<std::string>();
-      if (parsed.contains("clock")) node_offset = AnchorOffset(parsed["clock"]);
+      node.name = JsonString(parsed, "node", node.name);
+      if (node.name.empty()) node.name = node_name;
+      node_offset = AnchorOffset(JsonObject(parsed, "clock"));
     }
+  }
+  if (!manifest.ok() && manifest.status().code() != StatusCode::kNotFound) {
+    problems_.push_back(manifest.status().message());
   }
   nodes_.push_back(node);
 
@@ -164,9 +162,11 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
     if (meta.is_object()) {
       info.pid = JsonInt(meta, "pid", -1);
       info.ppid = JsonInt(meta, "ppid", -1);
-      info.is_system = meta.value("kind", "") == "system";
-      if (meta.contains("ticks_per_ns") && meta["ticks_per_ns"].is_number()) ticks_per_ns = meta["ticks_per_ns"].get<double>();
-      if (!offset && meta.contains("clock_anchor")) offset = AnchorOffset(meta["clock_anchor"]);
+      info.is_system = JsonString(meta, "kind") == "system";
+      ticks_per_ns = JsonDouble(meta, "ticks_per_ns", 1.0);
+      // A rate outside any real clock's range is damage; fall back to 1 tick per ns.
+      if (!(ticks_per_ns > 1e-3 && ticks_per_ns < 1e3)) ticks_per_ns = 1.0;
+      if (!offset) offset = AnchorOffset(JsonObject(meta, "clock_anchor"));
     } else if (!contents->meta_json.empty() || !contents->blocks.empty()) {
       problems_.push_back("stream '" + stream_name + "' in '" + directory + "' lost its description; pid unknown");
     }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_system.h"
+#include "store/json_fields.h"
 #include "store/log_file.h"
 #include "store/stream_writer.h"
 #include "store/varint.h"
@@ -70,23 +71,37 @@ StatusOr<RingSnapshot> ReadRing(const std::string& path, std::vector<std::string
     return DataLossError("'" + path + "' is not a stepscope ring (bad magic)");
   }
   if (header->version < kOldestReadableFormatVersion || header->version > kFormatVersion) {
+    const uint32_t version = header->version;  // read before the mapping goes away
     unmap();
-    return UnimplementedError("'" + path + "' has format version " + std::to_string(header->version) +
+    return UnimplementedError("'" + path + "' has format version " + std::to_string(version) +
                               "; this stepscope reads versions " + std::to_string(kOldestReadableFormatVersion) +
                               " to " + std::to_string(kFormatVersion));
   }
-  uint64_t needed = uint64_t{kRingHeaderBytes} + uint64_t{header->block_bytes} * header->block_count;
   if (header->block_bytes < sizeof(BlockHeader) + sizeof(RawRecord) || header->block_bytes % 64 != 0 ||
-      needed > size) {
+      header->block_count == 0) {
     unmap();
     return DataLossError("'" + path + "' has an inconsistent block layout");
   }
+  // A ring cut short (a partial copy) still holds the blocks before the cut.
+  uint64_t blocks_present = (size - kRingHeaderBytes) / header->block_bytes;
+  uint32_t block_count = header->block_count;
+  if (blocks_present < block_count) {
+    problems.push_back(path + ": file holds " + std::to_string(blocks_present) + " of its " +
+                       std::to_string(block_count) + " blocks (truncated); the missing ones are lost");
+    block_count = static_cast<uint32_t>(blocks_present);
+  }
   snapshot.dropped_events = header->dropped_events.load(std::memory_order_relaxed);
   const uint32_t capacity = static_cast<uint32_t>((header->block_bytes - sizeof(BlockHeader)) / sizeof(RawRecord));
-  for (uint32_t i = 0; i < header->block_count; ++i) {
+  for (uint32_t i = 0; i < block_count; ++i) {
     const char* at = base + kRingHeaderBytes + size_t{i} * header->block_bytes;
     // The block may be changing under us: only atomic loads on the header, then re-check.
     auto* block = reinterpret_cast<const BlockHeader*>(at);
+    // The writer gives every block its capacity before the ring's magic is written, and never
+    // changes it: any other value (a zeroed page, say) is damage, whatever the state says.
+    if (block->capacity != capacity) {
+      problems.push_back(path + ": block " + std::to_string(i) + " has a corrupt header; skipped");
+      continue;
+    }
     uint32_t state = block->state.load(std::memory_order_acquire);
     if (state != static_cast<uint32_t>(BlockState::kOpen) && state != static_cast<uint32_t>(BlockState::kSealed)) {
       if (state > static_cast<uint32_t>(BlockState::kClaiming)) {
@@ -96,7 +111,7 @@ StatusOr<RingSnapshot> ReadRing(const std::string& path, std::vector<std::string
     }
     uint64_t seq = block->seq;
     uint32_t tid = block->tid;
-    if (block->capacity != capacity || block->check != BlockHeaderCheck(tid, seq, block->capacity)) {
+    if (block->check != BlockHeaderCheck(tid, seq, block->capacity)) {
       problems.push_back(path + ": block " + std::to_string(i) + " has a corrupt header; skipped");
       continue;
     }
@@ -215,9 +230,7 @@ StatusOr<StreamContents> ReadStream(const std::string& directory, const std::str
   }
   if (!contents.last_stats_json.empty()) {
     auto stats = nlohmann::json::parse(contents.last_stats_json, nullptr, /*allow_exceptions=*/false);
-    if (stats.is_object() && stats.contains("events_dropped") && stats["events_dropped"].is_number_unsigned()) {
-      contents.dropped_events = std::max(contents.dropped_events, stats["events_dropped"].get<uint64_t>());
-    }
+    contents.dropped_events = std::max(contents.dropped_events, JsonUint(stats, "events_dropped", 0));
   }
   std::sort(contents.clock_pairs.begin(), contents.clock_pairs.end(),
             [](const ClockPair& a, const ClockPair& b) { return a.ticks < b.ticks; });

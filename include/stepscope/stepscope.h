@@ -38,6 +38,9 @@ typedef enum stepscope_phase {
 /* Step numbers are optional: pass STEPSCOPE_AUTO_STEP to let the recorder count steps per
  * phase in this process (0, 1, 2, ...). */
 #define STEPSCOPE_AUTO_STEP (-1)
+/* For instrumentation that learns a step's phase only when it ends: begin with this number
+ * (any phase), then end with the real phase and a number from stepscope_next_step_number(). */
+#define STEPSCOPE_DEFERRED_STEP (-2)
 
 /* Starts recording into `node_dir` (created if needed), i.e. <root>/<job>/<node>. Returns 0 on
  * success (also when already started), else -1 and writes a one-line reason into `error`
@@ -67,6 +70,8 @@ STEPSCOPE_EXPORT void stepscope_instant(uint32_t name_id);
 STEPSCOPE_EXPORT void stepscope_counter(uint32_t name_id, double value);
 STEPSCOPE_EXPORT void stepscope_step_begin(stepscope_phase phase, int64_t number);
 STEPSCOPE_EXPORT void stepscope_step_end(stepscope_phase phase, int64_t number);
+/* The next automatic step number of `phase` in this process (what STEPSCOPE_AUTO_STEP uses). */
+STEPSCOPE_EXPORT int64_t stepscope_next_step_number(stepscope_phase phase);
 
 /* Arguments attach to the event this thread recorded last. */
 STEPSCOPE_EXPORT void stepscope_arg_int(uint32_t key_id, int64_t value);

@@ -51,6 +51,9 @@ PYBIND11_MODULE(_core, m) {
     throw py::error_already_set();
   }
   m.attr("AUTO_STEP") = STEPSCOPE_AUTO_STEP;
+  m.attr("DEFERRED_STEP") = STEPSCOPE_DEFERRED_STEP;
+  m.def("next_step_number", [](int phase) { return stepscope_next_step_number(static_cast<stepscope_phase>(phase)); },
+        py::arg("phase"), "The next automatic step number of phase 0..3 in this process.");
 
   m.def("start", &Start, py::arg("node_dir"),
         "Starts recording into node_dir (<root>/<job>/<node>, created if needed). A no-op when already "

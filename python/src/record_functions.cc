@@ -62,8 +62,10 @@ bool ParseStepArgs(const char* function, PyObject* const* args, Py_ssize_t nargs
   }
   const long long number_value = PyLong_AsLongLong(args[1]);
   if (number_value == -1 && PyErr_Occurred()) return false;
-  if (number_value < STEPSCOPE_AUTO_STEP) {
-    PyErr_Format(PyExc_ValueError, "stepscope.%s(): step number %lld is negative; pass -1 for automatic numbering",
+  if (number_value < STEPSCOPE_DEFERRED_STEP) {
+    PyErr_Format(PyExc_ValueError,
+                 "stepscope.%s(): step number %lld is negative; pass -1 for automatic numbering "
+                 "(-2 defers phase and number to the step's end)",
                  function, number_value);
     return false;
   }

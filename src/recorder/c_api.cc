@@ -53,12 +53,16 @@ void stepscope_counter(uint32_t name_id, double value) { Record(RecordKind::kCou
 void stepscope_step_begin(stepscope_phase phase, int64_t number) {
   if (!stepscope_enabled_fast()) return;
   uint8_t p = PhaseByte(phase);
-  if (number < 0) number = stepscope::recorder::NextAutoStep(p);
+  if (number == STEPSCOPE_AUTO_STEP) number = stepscope::recorder::NextAutoStep(p);
   Record(RecordKind::kStepBegin, 0, p, static_cast<uint64_t>(number));
 }
 
 void stepscope_step_end(stepscope_phase phase, int64_t number) {
   Record(RecordKind::kStepEnd, 0, PhaseByte(phase), static_cast<uint64_t>(number));
+}
+
+int64_t stepscope_next_step_number(stepscope_phase phase) {
+  return stepscope::recorder::NextAutoStep(PhaseByte(phase));
 }
 
 void stepscope_arg_int(uint32_t key_id, int64_t value) { Record(RecordKind::kArgInt, key_id, 0, static_cast<uint64_t>(value)); }

@@ -132,6 +132,32 @@ TEST(Recorder, NestsScopesStepsCountersAndArguments) {
   }
 }
 
+TEST(Recorder, DeferredStepsTakeTheirPhaseAndNumberFromTheEnd) {
+  std::string dir = FreshDir("deferred");
+  int status = RunInChild([&] {
+    if (stepscope_start(dir.c_str(), nullptr, 0) != 0) return 1;
+    for (stepscope_phase phase : {STEPSCOPE_PHASE_TRAIN, STEPSCOPE_PHASE_TRAIN, STEPSCOPE_PHASE_EVAL}) {
+      stepscope_step_begin(STEPSCOPE_PHASE_GLOBAL, STEPSCOPE_DEFERRED_STEP);
+      stepscope_step_end(phase, stepscope_next_step_number(phase));
+    }
+    stepscope_step_begin(STEPSCOPE_PHASE_GLOBAL, STEPSCOPE_DEFERRED_STEP);  // cut short: stays GLOBAL
+    Stop();
+    return 0;
+  });
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto run = store::RunReader::Open(dir);
+  ASSERT_TRUE(run.ok());
+  std::vector<std::pair<std::string, int64_t>> steps;
+  for (const auto& e : run->events()) {
+    if (e.kind == store::EventKind::kStep) steps.emplace_back(std::string(run->Name(e.name)), e.step);
+  }
+  EXPECT_EQ(steps, (std::vector<std::pair<std::string, int64_t>>{{"Step:ModeKeys.TRAIN", 0},
+                                                                  {"Step:ModeKeys.TRAIN", 1},
+                                                                  {"Step:ModeKeys.EVAL", 0},
+                                                                  {"Step:ModeKeys.GLOBAL", -1}}));
+  EXPECT_TRUE(run->events().back().unfinished);
+}
+
 TEST(Recorder, CountsDropsWhenTheRingIsFullAndNeverBlocks) {
   std::string dir = FreshDir("drops");
   // The child reports its own stats through shared memory.

@@ -15,6 +15,7 @@ namespace stepscope::store {
 namespace {
 
 constexpr const char* kManifestFileName = "manifest.json";
+constexpr int64_t kDeferredStep = -2;  // STEPSCOPE_DEFERRED_STEP
 
 bool IsDirectory(const std::string& path) {
   struct stat st;
@@ -52,7 +53,7 @@ double BitsToDouble(uint64_t bits) {
 // Per-thread pairing state while turning one stream's records into events.
 struct ThreadState {
   std::vector<size_t> open_spans;           // event indices, innermost last
-  std::vector<size_t> open_steps[kMaxPhase + 1];
+  std::vector<size_t> open_steps;           // event indices, innermost last
   size_t last_event = SIZE_MAX;             // where argument records attach
 };
 
@@ -270,18 +271,29 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
             event.name = step_names[record.phase];
             event.step = static_cast<int64_t>(record.value);
             event.end_ns = INT64_MIN;
-            thread.open_steps[record.phase].push_back(events_.size() - 1);
+            thread.open_steps.push_back(events_.size() - 1);
             break;
           }
           case RecordKind::kStepEnd: {
-            auto& open = thread.open_steps[record.phase];
-            if (open.empty()) {
+            // An end closes the innermost open step of its phase, or one whose phase and number
+            // were deferred to its end (STEPSCOPE_DEFERRED_STEP); the end's phase and number win.
+            auto& open = thread.open_steps;
+            auto it = std::find_if(open.rbegin(), open.rend(), [&](size_t i) {
+              return events_[i].step == kDeferredStep || events_[i].phase == static_cast<Phase>(record.phase);
+            });
+            if (it == open.rend()) {
               ++orphan_ends;
               break;
             }
-            events_[open.back()].end_ns = ns;
-            thread.last_event = open.back();
-            open.pop_back();
+            Event& step = events_[*it];
+            step.end_ns = ns;
+            if (step.step == kDeferredStep) {
+              step.phase = static_cast<Phase>(record.phase);
+              step.name = step_names[record.phase];
+              step.step = static_cast<int64_t>(record.value);
+            }
+            thread.last_event = *it;
+            open.erase(std::next(it).base());
             break;
           }
           case RecordKind::kArgInt: {
@@ -313,11 +325,10 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
       auto close_unfinished = [&](size_t index) {
         events_[index].end_ns = std::max(last_ns, events_[index].start_ns);
         events_[index].unfinished = true;
+        if (events_[index].step == kDeferredStep) events_[index].step = -1;  // never learnt its number
       };
       for (size_t index : thread.open_spans) close_unfinished(index);
-      for (auto& steps : thread.open_steps) {
-        for (size_t index : steps) close_unfinished(index);
-      }
+      for (size_t index : thread.open_steps) close_unfinished(index);
     }
     if (missing_names > 0) {
       problems_.push_back("stream '" + stream_name + "': " + std::to_string(missing_names) + " names lost from the string table");

@@ -8,7 +8,8 @@
 //
 // Spans are built from begin/end records per thread: an end closes the innermost open span of
 // the same name; spans still open when a stream ends (the process died) are kept with
-// `unfinished` set and end at the stream's last timestamp. Steps pair the same way per phase.
+// `unfinished` set and end at the stream's last timestamp. A step end closes the innermost open
+// step of its phase, or one begun with a deferred phase and number (which the end supplies).
 #pragma once
 
 #include <cstdint>

@@ -73,6 +73,13 @@ STEPSCOPE_EXPORT void stepscope_step_end(stepscope_phase phase, int64_t number);
 /* The next automatic step number of `phase` in this process (what STEPSCOPE_AUTO_STEP uses). */
 STEPSCOPE_EXPORT int64_t stepscope_next_step_number(stepscope_phase phase);
 
+/* The recorder's current timestamp, for the *_at calls below: record now what was learnt to have
+ * begun earlier. Timestamps are only meaningful within this process. */
+STEPSCOPE_EXPORT uint64_t stepscope_now(void);
+STEPSCOPE_EXPORT void stepscope_step_begin_at(stepscope_phase phase, int64_t number, uint64_t timestamp);
+STEPSCOPE_EXPORT void stepscope_step_end_at(stepscope_phase phase, int64_t number, uint64_t timestamp);
+STEPSCOPE_EXPORT void stepscope_instant_at(uint32_t name_id, uint64_t timestamp);
+
 /* Arguments attach to the event this thread recorded last. */
 STEPSCOPE_EXPORT void stepscope_arg_int(uint32_t key_id, int64_t value);
 STEPSCOPE_EXPORT void stepscope_arg_double(uint32_t key_id, double value);

@@ -41,6 +41,26 @@ py::dict Stats() {
   return out;
 }
 
+uint32_t NameId(const py::str& name) { return ResolveName(name.ptr()); }
+
+// Attaches {key: value} arguments to the event this thread recorded last. Values: bool, int,
+// float or str (anything else is stored as its str()).
+void RecordArgs(const py::dict& args) {
+  if (!stepscope_enabled_fast()) return;
+  for (auto item : args) {
+    uint32_t key = ResolveName(py::str(item.first).ptr());
+    if (key == 0) continue;
+    py::handle value = item.second;
+    if (py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value)) {
+      stepscope_arg_int(key, value.cast<int64_t>());
+    } else if (py::isinstance<py::float_>(value)) {
+      stepscope_arg_double(key, value.cast<double>());
+    } else {
+      stepscope_arg_string(key, ResolveName(py::str(value).ptr()));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stepscope::python
 
@@ -54,6 +74,19 @@ PYBIND11_MODULE(_core, m) {
   m.attr("DEFERRED_STEP") = STEPSCOPE_DEFERRED_STEP;
   m.def("next_step_number", [](int phase) { return stepscope_next_step_number(static_cast<stepscope_phase>(phase)); },
         py::arg("phase"), "The next automatic step number of phase 0..3 in this process.");
+
+  // Explicit-time calls for instrumentation that learns afterwards that something began.
+  m.def("now", &stepscope_now, "The recorder's current timestamp (ticks), for the *_at calls.");
+  m.def("step_begin_at", [](int phase, int64_t number, uint64_t ticks) {
+    stepscope_step_begin_at(static_cast<stepscope_phase>(phase), number, ticks);
+  }, py::arg("phase"), py::arg("number"), py::arg("ticks"));
+  m.def("step_end_at", [](int phase, int64_t number, uint64_t ticks) {
+    stepscope_step_end_at(static_cast<stepscope_phase>(phase), number, ticks);
+  }, py::arg("phase"), py::arg("number"), py::arg("ticks"));
+  m.def("mark_at", [](const py::str& name, uint64_t ticks) { stepscope_instant_at(NameId(name), ticks); },
+        py::arg("name"), py::arg("ticks"));
+  m.def("args", &RecordArgs, py::arg("args"),
+        "Attaches {key: bool|int|float|str} arguments to the event this thread recorded last.");
 
   m.def("start", &Start, py::arg("node_dir"),
         "Starts recording into node_dir (<root>/<job>/<node>, created if needed). A no-op when already "

@@ -7,6 +7,15 @@ PHASES = ("TRAIN", "EVAL", "PREDICT", "GLOBAL")
 
 _PHASE_CODES = {phase: code for code, phase in enumerate(PHASES)}
 
+# Called once when the script marks its first step itself, so automatic step detection
+# (stepscope.torch) steps aside; None afterwards and when nothing is instrumented.
+_user_step_hook = None
+
+
+def set_user_step_hook(hook):
+    global _user_step_hook
+    _user_step_hook = hook
+
 
 class step:  # noqa: N801 -- lower case like the other context managers of the API
     """A training (or evaluation, ...) step around a ``with`` block.
@@ -39,6 +48,10 @@ class step:  # noqa: N801 -- lower case like the other context managers of the A
         return PHASES[self._phase]
 
     def __enter__(self):
+        global _user_step_hook
+        if _user_step_hook is not None:
+            hook, _user_step_hook = _user_step_hook, None
+            hook()
         # Count only steps that began in the recording, so an exit never records an orphan end.
         if _core.step_begin(self._phase, self._number):
             self._open += 1

@@ -10,6 +10,7 @@
 
 #include "base/file_system.h"
 #include "cli/child_process.h"
+#include "cli/python_startup.h"
 #include "cli/run_manifest.h"
 #include "cli/system_stream_sink.h"
 #include "platform/cupti/cupti_probe.h"
@@ -157,11 +158,18 @@ int RunCommand(RunInvocation invocation) {
     return kExitSetup;
   }
 
+  std::vector<std::string> child_environment = {"STEPSCOPE_NODE_DIR=" + node_dir, "STEPSCOPE_RUN_DIR=" + run_dir,
+                                                "STEPSCOPE_JOB=" + job, "STEPSCOPE_NODE=" + node};
+  auto python_startup = WritePythonStartup(node_dir);
+  if (python_startup.ok()) {
+    child_environment.push_back("PYTHONPATH=" + ChildPythonPath(*python_startup, std::getenv("PYTHONPATH")));
+  } else {
+    PrintError("automatic PyTorch instrumentation is off: " + python_startup.status().message());
+  }
+
   std::fprintf(stderr, "stepscope: run directory %s\n", run_dir.c_str());
   InstallSignalForwarding();
-  auto child = ChildProcess::Spawn(invocation.command,
-                                   {"STEPSCOPE_NODE_DIR=" + node_dir, "STEPSCOPE_RUN_DIR=" + run_dir,
-                                    "STEPSCOPE_JOB=" + job, "STEPSCOPE_NODE=" + node});
+  auto child = ChildProcess::Spawn(invocation.command, child_environment);
   if (!child.ok()) {
     PrintError(child.status().message());
     manifest["status"] = "failed-to-start";

@@ -61,6 +61,23 @@ void stepscope_step_end(stepscope_phase phase, int64_t number) {
   Record(RecordKind::kStepEnd, 0, PhaseByte(phase), static_cast<uint64_t>(number));
 }
 
+uint64_t stepscope_now(void) { return stepscope::ReadTicks(); }
+
+void stepscope_step_begin_at(stepscope_phase phase, int64_t number, uint64_t timestamp) {
+  if (!stepscope_enabled_fast()) return;
+  uint8_t p = PhaseByte(phase);
+  if (number == STEPSCOPE_AUTO_STEP) number = stepscope::recorder::NextAutoStep(p);
+  stepscope::recorder::RecordAt(timestamp, RecordKind::kStepBegin, 0, p, static_cast<uint64_t>(number));
+}
+
+void stepscope_step_end_at(stepscope_phase phase, int64_t number, uint64_t timestamp) {
+  stepscope::recorder::RecordAt(timestamp, RecordKind::kStepEnd, 0, PhaseByte(phase), static_cast<uint64_t>(number));
+}
+
+void stepscope_instant_at(uint32_t name_id, uint64_t timestamp) {
+  stepscope::recorder::RecordAt(timestamp, RecordKind::kInstant, name_id, 0, 0);
+}
+
 int64_t stepscope_next_step_number(stepscope_phase phase) {
   return stepscope::recorder::NextAutoStep(PhaseByte(phase));
 }

@@ -47,9 +47,11 @@ extern thread_local ThreadBuffer* t_thread_buffer __attribute__((tls_model("init
 // already counted).
 ThreadBuffer* RefillThreadBuffer(uint64_t ticks);
 
-inline void Record(store::RecordKind kind, uint32_t name_id, uint8_t phase, uint64_t value) {
+// Records with a timestamp taken earlier (ReadTicks()), for instrumentation that learns only
+// afterwards that something began (a step begins when the loop asks for a batch, but is known
+// to be a step only once the batch arrives).
+inline void RecordAt(uint64_t ticks, store::RecordKind kind, uint32_t name_id, uint8_t phase, uint64_t value) {
   if (!stepscope_enabled_fast()) return;
-  const uint64_t ticks = ReadTicks();
   ThreadBuffer* buffer = t_thread_buffer;
   if (__builtin_expect(buffer == nullptr || buffer->next == buffer->end, 0)) {
     buffer = RefillThreadBuffer(ticks);
@@ -64,6 +66,11 @@ inline void Record(store::RecordKind kind, uint32_t name_id, uint8_t phase, uint
   record->value = value;
   // Publish: a reader (or the compactor after a crash) sees exactly the records counted.
   buffer->block->count.store(static_cast<uint32_t>(buffer->next - buffer->first), std::memory_order_release);
+}
+
+inline void Record(store::RecordKind kind, uint32_t name_id, uint8_t phase, uint64_t value) {
+  if (!stepscope_enabled_fast()) return;
+  RecordAt(ReadTicks(), kind, name_id, phase, value);
 }
 
 struct StartOptions {

@@ -1,0 +1,58 @@
+"""Run at interpreter start in every Python process of a job under ``stepscope run`` (through
+the sitecustomize module it puts on PYTHONPATH): records the process start and instruments
+PyTorch as soon as the script imports it, without importing torch itself.
+
+Set STEPSCOPE_TORCH=0 in the job's environment to keep PyTorch uninstrumented.
+"""
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+
+from stepscope import _core
+
+
+def _warn(message):
+    sys.stderr.write(f"stepscope: {message}\n")
+
+
+def _instrument_torch():
+    try:
+        import stepscope.torch
+
+        stepscope.torch.instrument()
+    except Exception as error:  # never let instrumentation break the job
+        _warn(f"PyTorch instrumentation is off in process {os.getpid()}: {type(error).__name__}: {error}")
+
+
+class _TorchImportWatcher(importlib.abc.MetaPathFinder):
+    """Lets torch import normally, then instruments it before the script sees it."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "torch":
+            return None
+        sys.meta_path.remove(self)  # one-shot, and keeps find_spec below from finding us
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader_exec = spec.loader.exec_module
+
+        def exec_module(module):
+            loader_exec(module)
+            _instrument_torch()
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def main():
+    if not _core.is_enabled():
+        return
+    _core.mark("Lifecycle:ProcessStart")
+    if os.environ.get("STEPSCOPE_TORCH", "1") == "0":
+        return
+    if "torch" in sys.modules:
+        _instrument_torch()
+    else:
+        sys.meta_path.insert(0, _TorchImportWatcher())

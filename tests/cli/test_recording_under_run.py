@@ -5,7 +5,7 @@ import signal
 import subprocess
 import time
 
-from conftest import PYTHON
+PYTHON = "/usr/bin/python3"
 
 ANNOTATED = """
 import stepscope
@@ -28,7 +28,7 @@ def test_import_stepscope_calls_land_in_the_run(run_stepscope, info, tmp_path):
     assert data["counts"]["steps"]["EVAL"] == 1
     assert data["counts"]["spans"] == 5
     assert data["counts"]["counters"] == 5
-    assert data["counts"]["instants"] == 1
+    assert data["counts"]["instants"] == 2  # eval-done and Lifecycle:ProcessStart
     assert data["dropped_events"] == 0
     processes = [p for p in data["processes"] if p["kind"] == "process"]
     assert len(processes) == 1 and processes[0]["command"].startswith(PYTHON)
@@ -52,8 +52,12 @@ if __name__ == "__main__":
     assert result.returncode == 0, result.stderr
     data = info(tmp_path / "fork")
     assert data["counts"]["spans"] == 200
-    workers = [p for p in data["processes"] if p["kind"] == "process" and p["events"] > 0]
-    assert len(workers) == 2  # the pool's two workers, not the parent
+    job_pid = data["nodes"][0]["pids"]["job"]
+    workers = [p for p in data["processes"] if p["kind"] == "process" and p["pid"] != job_pid]
+    assert len(workers) == 2  # the pool's two workers
+    assert sum(p["events"] for p in workers) == 200
+    (parent,) = [p for p in data["processes"] if p["pid"] == job_pid]
+    assert parent["events"] == 1  # only Lifecycle:ProcessStart: the work ran in the workers
     assert data["bytes_on_disk"]["uncompacted_rings"] == 0
 
 

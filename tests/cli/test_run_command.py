@@ -5,7 +5,7 @@ import signal
 import subprocess
 import time
 
-from conftest import PYTHON
+PYTHON = "/usr/bin/python3"
 
 
 def manifest(run_dir, node):

@@ -71,10 +71,12 @@ void stepscope_step_begin_at(stepscope_phase phase, int64_t number, uint64_t tim
 }
 
 void stepscope_step_end_at(stepscope_phase phase, int64_t number, uint64_t timestamp) {
+  if (!stepscope_enabled_fast()) return;
   stepscope::recorder::RecordAt(timestamp, RecordKind::kStepEnd, 0, PhaseByte(phase), static_cast<uint64_t>(number));
 }
 
 void stepscope_instant_at(uint32_t name_id, uint64_t timestamp) {
+  if (!stepscope_enabled_fast()) return;
   stepscope::recorder::RecordAt(timestamp, RecordKind::kInstant, name_id, 0, 0);
 }
 

@@ -50,8 +50,9 @@ ThreadBuffer* RefillThreadBuffer(uint64_t ticks);
 // Records with a timestamp taken earlier (ReadTicks()), for instrumentation that learns only
 // afterwards that something began (a step begins when the loop asks for a batch, but is known
 // to be a step only once the batch arrives).
+// The caller has checked stepscope_enabled_fast(): one check per record keeps the disabled
+// path a load and a branch (a second check here stops GCC from shrink-wrapping the prologue).
 inline void RecordAt(uint64_t ticks, store::RecordKind kind, uint32_t name_id, uint8_t phase, uint64_t value) {
-  if (!stepscope_enabled_fast()) return;
   ThreadBuffer* buffer = t_thread_buffer;
   if (__builtin_expect(buffer == nullptr || buffer->next == buffer->end, 0)) {
     buffer = RefillThreadBuffer(ticks);

@@ -125,7 +125,7 @@ StatusOr<RingSnapshot> ReadRing(const std::string& path, std::vector<std::string
     copy.tid = tid;
     copy.dropped_before = block->dropped_before;
     copy.records.resize(count);
-    std::memcpy(copy.records.data(), at + sizeof(BlockHeader), size_t{count} * sizeof(RawRecord));
+    if (count > 0) std::memcpy(copy.records.data(), at + sizeof(BlockHeader), size_t{count} * sizeof(RawRecord));
     std::atomic_thread_fence(std::memory_order_acquire);
     if (block->seq != seq || block->state.load(std::memory_order_acquire) == static_cast<uint32_t>(BlockState::kClaiming) ||
         block->state.load(std::memory_order_relaxed) == static_cast<uint32_t>(BlockState::kFree)) {
@@ -253,22 +253,20 @@ StatusOr<std::vector<std::string>> ListStreams(const std::string& directory) {
   return names;
 }
 
-// Records per block sequence number already in the log (from the frame prefixes alone).
-static std::map<uint64_t, uint32_t> LoggedBlockCounts(const std::string& log_path) {
+// Records per block sequence number that the log holds in decodable form. An unreadable log
+// is an error: compaction must then leave the ring alone rather than trust it.
+static StatusOr<std::map<uint64_t, uint32_t>> LoggedBlockCounts(const std::string& log_path) {
   std::map<uint64_t, uint32_t> counts;
   LocalFileSystem fs;
-  auto bytes = fs.ReadFile(log_path);
-  if (!bytes.ok()) return counts;
-  auto parsed = ParseLog(*bytes);
-  if (!parsed.ok()) return counts;
+  STEPSCOPE_ASSIGN_OR_RETURN(std::string bytes, fs.ReadFile(log_path));
+  auto parsed = ParseLog(bytes);
+  if (!parsed.ok()) return parsed.status().WithContext("'" + log_path + "'");
   for (const LogFrame& frame : parsed->frames) {
     if (frame.type != FrameType::kBlock) continue;
-    ByteReader reader(frame.payload);
-    uint64_t seq;
-    uint32_t tid, count;
-    if (reader.ReadFixed(&seq) && reader.ReadFixed(&tid) && reader.ReadFixed(&count)) {
-      counts[seq] = std::max(counts[seq], count);
-    }
+    auto block = DecodeBlock(frame.payload);
+    if (!block.ok()) continue;  // a copy that does not decode does not count as kept
+    uint32_t& count = counts[block->seq];
+    count = std::max(count, static_cast<uint32_t>(block->records.size()));
   }
   return counts;
 }
@@ -294,12 +292,17 @@ Status CompactStream(const std::string& directory, const std::string& name) {
     close(fd);
     return ring.status().WithContext("compacting stream '" + name + "' (left as it is)");
   }
+  auto logged_or = LoggedBlockCounts(log_path);
+  if (!logged_or.ok()) {
+    close(fd);
+    return logged_or.status().WithContext("compacting stream '" + name + "' (ring kept)");
+  }
+  const std::map<uint64_t, uint32_t>& logged = *logged_or;
   auto log = LogWriter::OpenForAppend(log_path);
   if (!log.ok()) {
     close(fd);
     return log.status();
   }
-  std::map<uint64_t, uint32_t> logged = LoggedBlockCounts(log_path);
   Status status = OkStatus();
   for (const DecodedBlock& block : ring->blocks) {
     auto it = logged.find(block.seq);
@@ -339,7 +342,10 @@ int64_t StreamClock::ToMonotonicNs(uint64_t ticks) const {
   else if (!rates_.empty()) rate = rates_.back();
   const ClockPair& anchor = pairs_[index];
   double delta = static_cast<double>(static_cast<int64_t>(ticks - anchor.ticks));
-  return static_cast<int64_t>(anchor.monotonic_ns) + static_cast<int64_t>(delta / rate);
+  // Damaged calibration can make the offset absurd; clamp before converting (the conversion of
+  // an out-of-range double is undefined).
+  double offset_ns = std::clamp(delta / rate, -4.0e18, 4.0e18);
+  return static_cast<int64_t>(anchor.monotonic_ns) + static_cast<int64_t>(offset_ns);
 }
 
 }  // namespace stepscope::store

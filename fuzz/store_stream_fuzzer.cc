@@ -1,0 +1,136 @@
+// libFuzzer target: bytes -> a node directory holding one stream's .log and/or .ring file (and
+// maybe a manifest.json) -> ReadStream, RunReader::Open with queries, and CompactStream followed
+// by a second read. The input layout is in fuzz_inputs.h; the flags byte chooses which files
+// exist, whether they are taken raw or built with valid checksums and header checks, and
+// whether to compact.
+//
+// Properties checked (a failure traps):
+//   - ReadStream returns blocks with unique, increasing sequence numbers and valid records;
+//   - every problem ReadStream reports names the log or the ring file;
+//   - RunReader's events are sorted by start, reference valid streams, and every query answer
+//     is a subset of the events;
+//   - compaction loses nothing: once CompactStream succeeded, reading the stream again gives
+//     at least as many records for every block sequence number as before.
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "fuzz_inputs.h"
+#include "store/run_reader.h"
+#include "store/stream_reader.h"
+
+namespace stepscope::fuzz {
+namespace {
+
+constexpr const char* kStream = "proc-1-fuzz";
+
+std::string* g_dir = nullptr;
+
+void WriteFile(const std::string& path, std::string_view bytes) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) std::abort();
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) std::abort();
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+}
+
+std::string Path(const char* suffix) { return *g_dir + "/" + kStream + suffix; }
+
+std::map<uint64_t, size_t> RecordsPerSeq(const store::StreamContents& contents) {
+  std::map<uint64_t, size_t> records;
+  uint64_t previous_seq = 0;
+  bool first = true;
+  for (const store::DecodedBlock& block : contents.blocks) {
+    FUZZ_CHECK(first || block.seq > previous_seq);
+    first = false;
+    previous_seq = block.seq;
+    for (const store::RawRecord& record : block.records) FUZZ_CHECK(store::IsValidRecord(record));
+    records[block.seq] = block.records.size();
+  }
+  for (const std::string& problem : contents.problems) {
+    FUZZ_CHECK(problem.find(kStream) != std::string::npos);
+  }
+  return records;
+}
+
+void CheckRun() {
+  auto run = store::RunReader::Open(*g_dir);
+  if (!run.ok()) return;
+  int64_t previous_start = INT64_MIN;
+  for (const store::Event& event : run->events()) {
+    FUZZ_CHECK(event.start_ns >= previous_start);
+    previous_start = event.start_ns;
+    FUZZ_CHECK(event.stream < run->streams().size());
+    (void)run->Name(event.name);
+    for (const store::EventArg& arg : run->Args(event)) (void)run->Name(arg.key);
+  }
+  store::EventQuery everything;
+  FUZZ_CHECK(run->Query(everything).size() == run->events().size());
+  if (!run->events().empty()) {
+    store::EventQuery window;
+    window.start_ns = run->events().front().start_ns;
+    window.end_ns = run->events().back().start_ns;
+    window.kinds = 1u << static_cast<uint32_t>(store::EventKind::kSpan);
+    window.tid = run->events().front().tid;
+    FUZZ_CHECK(run->Query(window).size() <= run->events().size());
+  }
+}
+
+}  // namespace
+}  // namespace stepscope::fuzz
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  // tmpfs when there is one: every input is written to files.
+  const char* base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  std::string pattern = std::string(base) + "/stepscope-stream-fuzz-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) std::abort();
+  stepscope::fuzz::g_dir = new std::string(pattern);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace stepscope;
+  using namespace stepscope::fuzz;
+  InputCursor in(std::string_view(reinterpret_cast<const char*>(data), size));
+  const uint8_t flags = in.Take<uint8_t>();
+  std::string_view log = in.TakeBytes(in.Take<uint32_t>());
+  std::string_view ring = in.TakeBytes(in.Take<uint32_t>());
+  std::string_view manifest = in.Rest();
+
+  unlink(Path(store::kLogSuffix).c_str());
+  unlink(Path(store::kRingSuffix).c_str());
+  unlink((*g_dir + "/manifest.json").c_str());
+  if (flags & kHasLog) WriteFile(Path(store::kLogSuffix), flags & kBuiltLog ? std::string_view(BuildLog(log)) : log);
+  if (flags & kHasRing) WriteFile(Path(store::kRingSuffix), flags & kBuiltRing ? std::string_view(BuildRing(ring)) : ring);
+  if (flags & kHasManifest) WriteFile(*g_dir + "/manifest.json", manifest);
+
+  auto before = store::ReadStream(*g_dir, kStream);
+  std::map<uint64_t, size_t> records_before;
+  if (before.ok()) records_before = RecordsPerSeq(*before);
+  CheckRun();
+
+  if ((flags & kCompact) && before.ok()) {
+    Status compacted = store::CompactStream(*g_dir, kStream);
+    if (compacted.ok()) {
+      auto after = store::ReadStream(*g_dir, kStream);
+      FUZZ_CHECK(after.ok());
+      FUZZ_CHECK(!after->has_ring);
+      std::map<uint64_t, size_t> records_after = RecordsPerSeq(*after);
+      for (const auto& [seq, count] : records_before) FUZZ_CHECK(records_after[seq] >= count);
+      CheckRun();
+    }
+  }
+  return 0;
+}

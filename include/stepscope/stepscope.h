@@ -41,6 +41,9 @@ typedef enum stepscope_phase {
 /* For instrumentation that learns a step's phase only when it ends: begin with this number
  * (any phase), then end with the real phase and a number from stepscope_next_step_number(). */
 #define STEPSCOPE_DEFERRED_STEP (-2)
+/* Ends a deferred step as "not a step after all" (e.g. the script turned out to mark its own):
+ * readers drop it. */
+#define STEPSCOPE_CANCELLED_STEP (-3)
 
 /* Starts recording into `node_dir` (created if needed), i.e. <root>/<job>/<node>. Returns 0 on
  * success (also when already started), else -1 and writes a one-line reason into `error`

@@ -140,6 +140,8 @@ TEST(Recorder, DeferredStepsTakeTheirPhaseAndNumberFromTheEnd) {
       stepscope_step_begin(STEPSCOPE_PHASE_GLOBAL, STEPSCOPE_DEFERRED_STEP);
       stepscope_step_end(phase, stepscope_next_step_number(phase));
     }
+    stepscope_step_begin(STEPSCOPE_PHASE_GLOBAL, STEPSCOPE_DEFERRED_STEP);  // withdrawn: not a step
+    stepscope_step_end(STEPSCOPE_PHASE_GLOBAL, STEPSCOPE_CANCELLED_STEP);
     stepscope_step_begin(STEPSCOPE_PHASE_GLOBAL, STEPSCOPE_DEFERRED_STEP);  // cut short: stays GLOBAL
     Stop();
     return 0;

@@ -15,7 +15,8 @@ namespace stepscope::store {
 namespace {
 
 constexpr const char* kManifestFileName = "manifest.json";
-constexpr int64_t kDeferredStep = -2;  // STEPSCOPE_DEFERRED_STEP
+constexpr int64_t kDeferredStep = -2;   // STEPSCOPE_DEFERRED_STEP
+constexpr int64_t kCancelledStep = -3;  // STEPSCOPE_CANCELLED_STEP
 
 bool IsDirectory(const std::string& path) {
   struct stat st;
@@ -178,7 +179,8 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
     StreamClock clock(contents->clock_pairs, ticks_per_ns);
 
     std::unordered_map<uint32_t, uint32_t> local_to_run;
-    uint64_t missing_names = 0, orphan_ends = 0;
+    uint64_t missing_names = 0, orphan_ends = 0, cancelled_steps = 0;
+    const size_t first_event_of_stream = events_.size();
     auto name_of = [&](uint32_t local) -> uint32_t {
       if (local == 0) return 0;
       auto it = local_to_run.find(local);
@@ -291,6 +293,7 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
               step.phase = static_cast<Phase>(record.phase);
               step.name = step_names[record.phase];
               step.step = static_cast<int64_t>(record.value);
+              if (step.step == kCancelledStep) ++cancelled_steps;
             }
             thread.last_event = *it;
             open.erase(std::next(it).base());
@@ -329,6 +332,12 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
       };
       for (size_t index : thread.open_spans) close_unfinished(index);
       for (size_t index : thread.open_steps) close_unfinished(index);
+    }
+    if (cancelled_steps > 0) {
+      // Steps that their instrumentation withdrew are not steps (their arguments stay unused).
+      events_.erase(std::remove_if(events_.begin() + static_cast<std::ptrdiff_t>(first_event_of_stream), events_.end(),
+                                   [](const Event& e) { return e.kind == EventKind::kStep && e.step == kCancelledStep; }),
+                    events_.end());
     }
     if (missing_names > 0) {
       problems_.push_back("stream '" + stream_name + "': " + std::to_string(missing_names) + " names lost from the string table");

@@ -30,6 +30,7 @@ import os
 from stepscope import _core
 
 TRAIN, EVAL, PREDICT, GLOBAL = 0, 1, 2, 3
+_CANCELLED_STEP = -3  # STEPSCOPE_CANCELLED_STEP: readers drop the step
 PHASE_NAMES = ("TRAIN", "EVAL", "PREDICT", "GLOBAL")
 
 
@@ -111,9 +112,16 @@ class StepTracker:
         self._last_phase_by_source.pop(iterator_id, None)
 
     def user_step_seen(self):
-        """An explicit stepscope.step() ran: automatic steps stop from here on (rule 4)."""
-        if not self._user_steps:
-            self._user_steps = True
+        """An explicit stepscope.step() ran: automatic steps stop from here on (rule 4). A step
+        opened just before (by the loader's next()) is withdrawn, not counted."""
+        if self._user_steps:
+            return
+        self._user_steps = True
+        open_step = self._open
+        if open_step is not None and not open_step.forward_seen and not open_step.train_evidence:
+            self._open = None
+            _core.step_end_at(GLOBAL, _CANCELLED_STEP, _core.now())
+        else:
             self.end_step(_core.now())
 
     # Steps ---------------------------------------------------------------------------------

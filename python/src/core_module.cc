@@ -8,6 +8,7 @@
 #include <string>
 
 #include "annotation_type.h"
+#include "detail_binding.h"
 #include "name_cache.h"
 #include "record_functions.h"
 #include "recorder/recorder.h"
@@ -100,4 +101,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("_set_decorator", [](py::object helper) { SetAnnotationDecorator(helper.ptr()); }, py::arg("helper"),
         "Registers helper(name_or_None, func) -> wrapper, used by Annotation as a decorator.");
   BindRunReader(m);
+  BindDetail(m);
 }

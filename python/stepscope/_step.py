@@ -7,14 +7,15 @@ PHASES = ("TRAIN", "EVAL", "PREDICT", "GLOBAL")
 
 _PHASE_CODES = {phase: code for code, phase in enumerate(PHASES)}
 
-# Called once when the script marks its first step itself, so automatic step detection
-# (stepscope.torch) steps aside; None afterwards and when nothing is instrumented.
-_user_step_hook = None
+# Set by stepscope.torch.instrument(): told about every explicit step, so automatic step
+# detection steps aside and detail windows follow the script's own steps. None otherwise.
+_step_observer = None
 
 
-def set_user_step_hook(hook):
-    global _user_step_hook
-    _user_step_hook = hook
+def set_step_observer(observer):
+    """``observer`` has user_step_begin(phase_code, number) and user_step_end(phase_code, number)."""
+    global _step_observer
+    _step_observer = observer
 
 
 class step:  # noqa: N801 -- lower case like the other context managers of the API
@@ -29,7 +30,7 @@ class step:  # noqa: N801 -- lower case like the other context managers of the A
         ValueError: for an unknown phase or a negative number.
     """
 
-    __slots__ = ("_phase", "_number", "_open")
+    __slots__ = ("_phase", "_number", "_open", "_current")
 
     def __init__(self, phase="TRAIN", number=None):
         if not isinstance(phase, str) or phase.upper() not in _PHASE_CODES:
@@ -41,6 +42,7 @@ class step:  # noqa: N801 -- lower case like the other context managers of the A
         self._phase = _PHASE_CODES[phase.upper()]
         self._number = number
         self._open = 0
+        self._current = number
 
     @property
     def phase(self):
@@ -48,19 +50,25 @@ class step:  # noqa: N801 -- lower case like the other context managers of the A
         return PHASES[self._phase]
 
     def __enter__(self):
-        global _user_step_hook
-        if _user_step_hook is not None:
-            hook, _user_step_hook = _user_step_hook, None
-            hook()
+        observer = _step_observer
+        number = self._number
+        if observer is not None and number == _core.AUTO_STEP:
+            number = _core.next_step_number(self._phase)  # the observer needs it now
         # Count only steps that began in the recording, so an exit never records an orphan end.
-        if _core.step_begin(self._phase, self._number):
+        if _core.step_begin(self._phase, number):
             self._open += 1
+            self._current = number
+            if observer is not None:
+                observer.user_step_begin(self._phase, number)
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
         if self._open:
             self._open -= 1
             _core.step_end(self._phase, self._number)
+            observer = _step_observer
+            if observer is not None:
+                observer.user_step_end(self._phase, self._current)
         return False
 
     def __repr__(self):

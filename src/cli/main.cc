@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/ctl_command.h"
+#include "cli/detail_summary.h"
 #include "cli/run_command.h"
 #include "cli/run_info.h"
 
@@ -27,7 +29,9 @@ std::string OneLine(std::string text) {
 // neither one of run's options nor an option's value; everything from there belongs to the
 // job, flags included. Returns that index (argc when there is none).
 int FindRunCommandStart(int argc, char** argv) {
-  static const std::vector<std::string> kValueOptions = {"--out", "--job", "--node", "--interval", "--config"};
+  static const std::vector<std::string> kValueOptions = {"--out", "--job", "--node", "--interval", "--config",
+                                                         "--detailed-steps", "--python-steps", "--dataloader-steps",
+                                                         "--python-profiler"};
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") return i;
@@ -47,7 +51,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", STEPSCOPE_VERSION);
 
   stepscope::cli::RunInvocation run;
-  std::string out, job, node, interval;
+  std::string out, job, node, interval, detailed_steps, python_steps, dataloader_steps, python_profiler;
+  bool no_detail = false, no_torch = false;
   CLI::App* run_app = app.add_subcommand(
       "run", "Run CMD with recording on, sample system metrics, write the run directory. "
              "Exits with CMD's exit code (128+signal if it was killed).");
@@ -56,7 +61,25 @@ int main(int argc, char** argv) {
   run_app->add_option("--job", job, "Job name (default <script>-<UTC time>); the run is <out>/<job>");
   run_app->add_option("--node", node, "Node id (default: the host name), e.g. algo-1");
   run_app->add_option("--interval", interval, "System sampling interval, 10ms to 60s (default 500ms)");
-  run_app->add_option("--config", run.config_file, "Config file (.toml or .json) with out, job, node, interval");
+  run_app->add_option("--config", run.config_file, "Config file (.toml or .json) with the settings of docs/user-guide.md");
+  run_app->add_option("--detailed-steps", detailed_steps, "Operator profiling window START:COUNT (default 5:1), or none");
+  run_app->add_option("--python-steps", python_steps, "Python profiling window START:COUNT (default 9:3), or none");
+  run_app->add_option("--dataloader-steps", dataloader_steps, "Data-loader profiling window START:COUNT (default 7:1), or none");
+  run_app->add_option("--python-profiler", python_profiler, "Profiler of the python windows: cprofile (default) or sampling");
+  run_app->add_flag("--no-detail", no_detail, "No detail windows (the --*-steps flags still add theirs)");
+  run_app->add_flag("--no-torch", no_torch, "Leave PyTorch uninstrumented (sets STEPSCOPE_TORCH=0 for the job)");
+
+  stepscope::cli::CtlInvocation ctl;
+  CLI::App* ctl_app = app.add_subcommand(
+      "ctl", "Change a running job's plan without restarting it: the sampling interval (applied within about a "
+             "second) or detail windows (applied at the job's next step).");
+  ctl_app->footer("Example: stepscope ctl stepscope-runs/train-20261121T101500Z --python-steps 300:2 --interval 100ms");
+  ctl_app->add_option("RUN", ctl.run, "Run directory (<out>/<job>) or one node directory in it")->required();
+  ctl_app->add_option("--node", ctl.node, "Only this node (default: every node of the job)");
+  ctl_app->add_option("--interval", ctl.interval, "New system sampling interval, 10ms to 60s");
+  ctl_app->add_option("--detailed-steps", ctl.detailed_steps, "Operator profiling window START:COUNT");
+  ctl_app->add_option("--python-steps", ctl.python_steps, "Python profiling window START:COUNT");
+  ctl_app->add_option("--dataloader-steps", ctl.dataloader_steps, "Data-loader profiling window START:COUNT");
 
   std::string info_run;
   bool info_json = false;
@@ -65,10 +88,19 @@ int main(int argc, char** argv) {
   info_app->add_option("RUN", info_run, "Run directory (<out>/<job>) or one node directory in it")->required();
   info_app->add_flag("--json", info_json, "Machine-readable output (schema: docs/formats.md)");
 
+  stepscope::cli::PyprofOptions pyprof;
+  std::string pyprof_sort = "self";
+  CLI::App* pyprof_app = app.add_subcommand("pyprof", "Show the top Python functions of a run's python detail "
+                                                      "windows, by self or cumulative time.");
+  pyprof_app->add_option("RUN", pyprof.run, "Run directory (<out>/<job>) or one node directory in it")->required();
+  pyprof_app->add_option("--top", pyprof.top, "Functions per table (default 20)")->check(CLI::Range(1, 1000000));
+  pyprof_app->add_option("--sort", pyprof_sort, "self (default) or cumulative")->check(CLI::IsMember({"self", "cumulative"}));
+  pyprof_app->add_flag("--json", pyprof.json, "Machine-readable output (schema: docs/detail-windows.md)");
+
   if (argc > 1 && argv[1][0] != '-') {
     std::string command = argv[1];
-    if (command != "run" && command != "info") {
-      std::fprintf(stderr, "stepscope: unknown command '%s'; commands: run, info (see `stepscope --help`)\n",
+    if (command != "run" && command != "info" && command != "ctl" && command != "pyprof") {
+      std::fprintf(stderr, "stepscope: unknown command '%s'; commands: run, info, ctl, pyprof (see `stepscope --help`)\n",
                    command.c_str());
       return kExitUsage;
     }
@@ -99,8 +131,19 @@ int main(int argc, char** argv) {
     if (!job.empty()) run.flag_values.emplace_back("job", job);
     if (!node.empty()) run.flag_values.emplace_back("node", node);
     if (!interval.empty()) run.flag_values.emplace_back("interval", interval);
+    if (no_torch) run.flag_values.emplace_back("torch", "false");
+    if (no_detail) run.flag_values.emplace_back("detail", "none");
+    if (!detailed_steps.empty()) run.flag_values.emplace_back("detailed_steps", detailed_steps);
+    if (!python_steps.empty()) run.flag_values.emplace_back("python_steps", python_steps);
+    if (!dataloader_steps.empty()) run.flag_values.emplace_back("dataloader_steps", dataloader_steps);
+    if (!python_profiler.empty()) run.flag_values.emplace_back("python_profiler", python_profiler);
     return stepscope::cli::RunCommand(std::move(run));
   }
   if (info_app->parsed()) return stepscope::cli::InfoCommand(info_run, info_json);
+  if (ctl_app->parsed()) return stepscope::cli::CtlCommand(ctl);
+  if (pyprof_app->parsed()) {
+    pyprof.sort = pyprof_sort == "cumulative" ? stepscope::cli::PyprofSort::kCumulative : stepscope::cli::PyprofSort::kSelf;
+    return stepscope::cli::PyprofCommand(pyprof);
+  }
   return kExitUsage;
 }

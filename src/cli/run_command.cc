@@ -10,6 +10,7 @@
 
 #include "base/file_system.h"
 #include "cli/child_process.h"
+#include "cli/control_watcher.h"
 #include "cli/python_startup.h"
 #include "cli/run_manifest.h"
 #include "cli/system_stream_sink.h"
@@ -97,9 +98,8 @@ int RunCommand(RunInvocation invocation) {
   if (Status status = ApplyRunConfigEnvironment(config, environ); !status.ok()) {
     return PrintError(status.message()), kExitUsage;
   }
-  for (const auto& [key, value] : invocation.flag_values) {
-    Status status = SetRunConfigValue(config, key, value, ConfigSource::kFlag, "--" + key);
-    if (!status.ok()) return PrintError(status.message()), kExitUsage;
+  if (Status status = ApplyRunConfigFlags(config, invocation.flag_values); !status.ok()) {
+    return PrintError(status.message()), kExitUsage;
   }
   if (invocation.command.empty()) {
     PrintError("no command given; use `stepscope run [options] -- CMD ARGS...`");
@@ -140,6 +140,9 @@ int RunCommand(RunInvocation invocation) {
 
   ManifestStart start{job, node, host, invocation.command, &config, anchor, realtime_anchor_ns, capabilities, Versions()};
   nlohmann::json manifest = StartManifest(start);
+  const nlohmann::json config_entries = RunConfigManifestEntries(config);
+  for (const auto& [key, entry] : config_entries.items()) manifest["config"][key] = entry;
+  manifest["control"] = nlohmann::json::array();  // control files applied (control_watcher.h)
   if (Status status = WriteManifest(node_dir, manifest); !status.ok()) {
     PrintError(status.message() + "; choose a writable --out");
     return kExitSetup;
@@ -158,8 +161,16 @@ int RunCommand(RunInvocation invocation) {
     return kExitSetup;
   }
 
+  // The job's Python processes read the resolved config from here (stepscope/_config.py).
+  const std::string config_path = node_dir + "/config.json";
+  if (Status status = WriteFileAtomically(config_path, RunConfigToJson(config, job, node).dump(2) + "\n"); !status.ok()) {
+    PrintError(status.message() + "; choose a writable --out");
+    return kExitSetup;
+  }
   std::vector<std::string> child_environment = {"STEPSCOPE_NODE_DIR=" + node_dir, "STEPSCOPE_RUN_DIR=" + run_dir,
-                                                "STEPSCOPE_JOB=" + job, "STEPSCOPE_NODE=" + node};
+                                                "STEPSCOPE_JOB=" + job, "STEPSCOPE_NODE=" + node,
+                                                "STEPSCOPE_CONFIG=" + config_path,
+                                                std::string("STEPSCOPE_TORCH=") + (config.torch ? "1" : "0")};
   auto python_startup = WritePythonStartup(node_dir);
   if (python_startup.ok()) {
     child_environment.push_back("PYTHONPATH=" + ChildPythonPath(*python_startup, std::getenv("PYTHONPATH")));
@@ -195,7 +206,18 @@ int RunCommand(RunInvocation invocation) {
   if (nvml.ok()) sampler.AddSource(std::make_unique<NvmlGpuSource>(std::move(*nvml)));
   if (Status status = sampler.Start(); !status.ok()) PrintError("system metrics are off: " + status.message());
 
+  // `stepscope ctl` changes: the watcher owns the manifest until Stop() (the main thread only
+  // waits for the child meanwhile).
+  ControlWatcher control_watcher(
+      node_dir, config.interval_ns, [&sampler](int64_t interval_ns) { return sampler.SetInterval(interval_ns); },
+      [&manifest, &node_dir](const nlohmann::json& entry) {
+        manifest["control"].push_back(entry);
+        if (Status status = WriteManifest(node_dir, manifest); !status.ok()) PrintError(status.message());
+      });
+  if (Status status = control_watcher.Start(); !status.ok()) PrintError("`stepscope ctl` is off: " + status.message());
+
   ChildExit exit = child->Wait();
+  control_watcher.Stop();
   const int64_t end_realtime_ns = static_cast<int64_t>(RealtimeNowNs());
   sampler.Stop();
   Status finished = (*sink)->Finish();
@@ -216,6 +238,7 @@ int RunCommand(RunInvocation invocation) {
   SamplerStats sampler_stats = sampler.Stats();
   RecordChildEnded(manifest, exit, end_realtime_ns);
   manifest["sampler"] = {{"polls", sampler_stats.polls}, {"missed_polls", sampler_stats.missed_polls},
+                         {"final_interval_ns", sampler.interval_ns()},
                          {"samples_written", samples_written},
                          {"samples_dropped", samples_dropped},
                          {"cpu_ns", sampler_stats.thread_cpu_ns}};

@@ -3,6 +3,8 @@
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -20,9 +22,82 @@ std::string KnownKeys() {
   return keys;
 }
 
+std::string ToLower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 std::string ToUpper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
+}
+
+bool IsNone(const std::string& text) {
+  const std::string lower = ToLower(text);
+  return lower == "none" || lower == "off";
+}
+
+std::optional<bool> ParseBool(const std::string& text) {
+  const std::string lower = ToLower(text);
+  if (lower == "1" || lower == "true" || lower == "yes" || lower == "on") return true;
+  if (lower == "0" || lower == "false" || lower == "no" || lower == "off") return false;
+  return std::nullopt;
+}
+
+std::optional<DetailKind> KindOfStepsKey(const std::string& key) {
+  if (key == "detailed_steps") return DetailKind::kOperators;
+  if (key == "python_steps") return DetailKind::kPython;
+  if (key == "dataloader_steps") return DetailKind::kDataloader;
+  return std::nullopt;
+}
+
+// Drops every window of `kind` and puts `window` (if any) where the first of them was, so the
+// list keeps its order when one kind's window is replaced.
+void ReplaceWindowsOfKind(RunConfig& config, DetailKind kind, const std::optional<DetailWindow>& window,
+                          ConfigSource source) {
+  std::vector<ConfiguredWindow> kept;
+  bool placed = false;
+  for (ConfiguredWindow& configured : config.detail) {
+    if (configured.window.kind != kind) {
+      kept.push_back(std::move(configured));
+    } else if (!placed && window) {
+      kept.push_back({*window, source});
+      placed = true;
+    }
+  }
+  if (!placed && window) kept.push_back({*window, source});
+  config.detail = std::move(kept);
+}
+
+// TOML values as JSON, so both file formats go through one path. Dates and times, which the
+// config has no use for, become their TOML text and fail validation as strings.
+nlohmann::json TomlToJson(const toml::node& node) {
+  if (const toml::table* table = node.as_table()) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& [key, value] : *table) object[std::string(key.str())] = TomlToJson(value);
+    return object;
+  }
+  if (const toml::array* array = node.as_array()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const toml::node& value : *array) list.push_back(TomlToJson(value));
+    return list;
+  }
+  if (auto s = node.value_exact<std::string>()) return *s;
+  if (auto i = node.value_exact<int64_t>()) return *i;
+  if (auto d = node.value_exact<double>()) return *d;
+  if (auto b = node.value_exact<bool>()) return *b;
+  std::ostringstream text;
+  node.visit([&](const auto& value) { text << value; });
+  return text.str();
+}
+
+const char* SourceName(const RunConfig& config, const std::string& key) {
+  auto it = config.sources.find(key);
+  return ConfigSourceName(it == config.sources.end() ? ConfigSource::kDefault : it->second);
+}
+
+nlohmann::json ProfilerJson(const RunConfig& config) {
+  return config.python_profiler ? nlohmann::json(PythonProfilerName(*config.python_profiler)) : nlohmann::json(nullptr);
 }
 
 }  // namespace
@@ -38,16 +113,26 @@ const char* ConfigSourceName(ConfigSource source) {
 }
 
 const std::vector<std::string>& RunConfigKeys() {
-  static const std::vector<std::string> keys = {"out", "job", "node", "interval"};
+  // The order matters within a layer: `detail` replaces the list before the per-kind keys edit
+  // it, and python_profiler is applied last (ResolvedDetailWindows).
+  static const std::vector<std::string> keys = {
+      "out",    "job",            "node",         "interval",         "torch",
+      "detail", "detailed_steps", "python_steps", "dataloader_steps", "python_profiler"};
   return keys;
 }
 
-Status ValidateName(const std::string& what, const std::string& name) {
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
-      name.find('\0') != std::string::npos || name.size() > 200) {
-    return InvalidArgumentError(what + " '" + name + "' cannot be a directory name; use letters, digits, '-', '_' or '.'");
-  }
-  return OkStatus();
+std::vector<ConfiguredWindow> DefaultConfiguredWindows() {
+  std::vector<ConfiguredWindow> windows;
+  for (DetailWindow& window : DefaultDetailWindows()) windows.push_back({std::move(window), ConfigSource::kDefault});
+  return windows;
+}
+
+std::string FlagForKey(const std::string& key) {
+  if (key == "detail") return "--no-detail";
+  if (key == "torch") return "--no-torch";
+  std::string flag = "--" + key;
+  for (char& c : flag) c = c == '_' ? '-' : c;
+  return flag;
 }
 
 Status SetRunConfigValue(RunConfig& config, const std::string& key, const std::string& value,
@@ -68,10 +153,47 @@ Status SetRunConfigValue(RunConfig& config, const std::string& key, const std::s
       return InvalidArgumentError(origin + ": interval " + value + " is out of range; use 10ms to 60s (e.g. 100ms, 500ms, 5s)");
     }
     config.interval_ns = *ns;
+  } else if (key == "torch") {
+    std::optional<bool> on = ParseBool(value);
+    if (!on) return InvalidArgumentError(origin + ": torch must be true or false (1 or 0), not '" + value + "'");
+    config.torch = *on;
+  } else if (key == "detail") {
+    if (IsNone(value)) {
+      config.detail.clear();
+    } else {
+      auto windows = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+      if (windows.is_discarded()) {
+        return InvalidArgumentError(origin + ": detail must be a JSON list of windows or none, e.g. "
+                                    "[{\"kind\": \"python\", \"start_step\": 9, \"num_steps\": 3}]");
+      }
+      return SetRunConfigDetail(config, windows, source, origin);
+    }
+  } else if (std::optional<DetailKind> kind = KindOfStepsKey(key)) {
+    std::optional<DetailWindow> window;
+    if (!IsNone(value)) {
+      auto parsed = ParseStepWindow(*kind, value, origin);
+      if (!parsed.ok()) return parsed.status();
+      window = std::move(*parsed);
+    }
+    ReplaceWindowsOfKind(config, *kind, window, source);
+    config.sources["detail"] = source;
+  } else if (key == "python_profiler") {
+    auto profiler = ParsePythonProfiler(value, origin);
+    if (!profiler.ok()) return profiler.status();
+    config.python_profiler = *profiler;
   } else {
     return InvalidArgumentError(origin + ": unknown setting '" + key + "'; known settings: " + KnownKeys());
   }
   config.sources[key] = source;
+  return OkStatus();
+}
+
+Status SetRunConfigDetail(RunConfig& config, const nlohmann::json& windows, ConfigSource source,
+                          const std::string& origin) {
+  STEPSCOPE_ASSIGN_OR_RETURN(std::vector<DetailWindow> parsed, DetailWindowsFromJson(windows, origin));
+  config.detail.clear();
+  for (DetailWindow& window : parsed) config.detail.push_back({std::move(window), source});
+  config.sources["detail"] = source;
   return OkStatus();
 }
 
@@ -83,16 +205,11 @@ Status ApplyRunConfigFile(RunConfig& config, const std::string& path) {
     size_t n = std::strlen(suffix);
     return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
   };
-  std::vector<std::pair<std::string, std::string>> entries;
+  nlohmann::json table;
   if (ends_with(".json")) {
-    auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded() || !json.is_object()) {
+    table = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (table.is_discarded() || !table.is_object()) {
       return InvalidArgumentError("config file '" + path + "' is not a JSON object; see docs/user-guide.md");
-    }
-    for (auto& [key, value] : json.items()) {
-      if (value.is_string()) entries.emplace_back(key, value.get<std::string>());
-      else if (value.is_number()) entries.emplace_back(key, value.dump());
-      else return InvalidArgumentError("config file '" + path + "': '" + key + "' must be a string or number");
     }
   } else if (ends_with(".toml")) {
     toml::parse_result parsed = toml::parse(*text, path);
@@ -102,18 +219,32 @@ Status ApplyRunConfigFile(RunConfig& config, const std::string& path) {
       message << "config file '" << path << "' line " << error.source().begin.line << ": " << error.description();
       return InvalidArgumentError(message.str());
     }
-    for (auto& [key, node] : parsed.table()) {
-      std::string name(key.str());
-      if (auto s = node.value<std::string>()) entries.emplace_back(name, *s);
-      else if (auto i = node.value<int64_t>()) entries.emplace_back(name, std::to_string(*i));
-      else if (auto d = node.value<double>()) entries.emplace_back(name, std::to_string(*d));
-      else return InvalidArgumentError("config file '" + path + "': '" + name + "' must be a string or number");
-    }
+    table = TomlToJson(parsed.table());
   } else {
     return InvalidArgumentError("config file '" + path + "' must end in .toml or .json");
   }
-  for (const auto& [key, value] : entries) {
-    STEPSCOPE_RETURN_IF_ERROR(SetRunConfigValue(config, key, value, ConfigSource::kFile, "config file '" + path + "'"));
+  const std::string origin = "config file '" + path + "'";
+  for (const auto& [key, value] : table.items()) {
+    const auto& keys = RunConfigKeys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      return InvalidArgumentError(origin + ": unknown setting '" + key + "'; known settings: " + KnownKeys());
+    }
+  }
+  for (const std::string& key : RunConfigKeys()) {
+    auto it = table.find(key);
+    if (it == table.end()) continue;
+    const nlohmann::json& value = *it;
+    if (key == "detail" && value.is_array()) {
+      STEPSCOPE_RETURN_IF_ERROR(SetRunConfigDetail(config, value, ConfigSource::kFile, origin));
+      continue;
+    }
+    std::string text_value;
+    if (value.is_string()) text_value = value.get<std::string>();
+    else if (value.is_number()) text_value = value.dump();
+    else if (value.is_boolean()) text_value = value.get<bool>() ? "true" : "false";
+    else if (key == "detail") return InvalidArgumentError(origin + ": detail must be a list of windows ([[detail]] tables) or \"none\"");
+    else return InvalidArgumentError(origin + ": '" + key + "' must be a string or number");
+    STEPSCOPE_RETURN_IF_ERROR(SetRunConfigValue(config, key, text_value, ConfigSource::kFile, origin));
   }
   return OkStatus();
 }
@@ -128,6 +259,71 @@ Status ApplyRunConfigEnvironment(RunConfig& config, char** environ) {
       }
     }
     if (value != nullptr) STEPSCOPE_RETURN_IF_ERROR(SetRunConfigValue(config, key, value, ConfigSource::kEnvironment, name));
+  }
+  return OkStatus();
+}
+
+Status ApplyRunConfigFlags(RunConfig& config, std::vector<std::pair<std::string, std::string>> flag_values) {
+  const auto& keys = RunConfigKeys();
+  auto rank = [&](const std::string& key) { return std::find(keys.begin(), keys.end(), key) - keys.begin(); };
+  std::stable_sort(flag_values.begin(), flag_values.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+  for (const auto& [key, value] : flag_values) {
+    STEPSCOPE_RETURN_IF_ERROR(SetRunConfigValue(config, key, value, ConfigSource::kFlag, FlagForKey(key)));
+  }
+  return OkStatus();
+}
+
+std::vector<DetailWindow> ResolvedDetailWindows(const RunConfig& config) {
+  std::vector<DetailWindow> windows;
+  for (const ConfiguredWindow& configured : config.detail) {
+    DetailWindow window = configured.window;
+    if (window.kind == DetailKind::kPython && config.python_profiler) {
+      // A profiler chosen for all python windows overrides theirs; a sampling profiler has no timer.
+      if (window.profiler != config.python_profiler) window.timer.reset();
+      window.profiler = config.python_profiler;
+    }
+    windows.push_back(NormalizeDetailWindow(std::move(window)));
+  }
+  return windows;
+}
+
+nlohmann::json RunConfigToJson(const RunConfig& config, const std::string& job, const std::string& node) {
+  nlohmann::json sources = nlohmann::json::object();
+  for (const char* key : {"out", "job", "node", "interval", "torch", "python_profiler", "detail"}) {
+    sources[key] = SourceName(config, key);
+  }
+  return {
+      {"schema_version", kRunConfigSchemaVersion},
+      {"out", config.out},
+      {"job", job},
+      {"node", node},
+      {"interval", FormatDurationNs(config.interval_ns)},
+      {"interval_ns", config.interval_ns},
+      {"torch", config.torch},
+      {"python_profiler", ProfilerJson(config)},
+      {"detail", DetailWindowsToJson(ResolvedDetailWindows(config))},
+      {"sources", sources},
+  };
+}
+
+nlohmann::json RunConfigManifestEntries(const RunConfig& config) {
+  nlohmann::json windows_from = nlohmann::json::array();
+  for (const ConfiguredWindow& configured : config.detail) windows_from.push_back(ConfigSourceName(configured.from));
+  return {
+      {"torch", {{"value", config.torch}, {"from", SourceName(config, "torch")}}},
+      {"python_profiler", {{"value", ProfilerJson(config)}, {"from", SourceName(config, "python_profiler")}}},
+      {"detail",
+       {{"value", DetailWindowsToJson(ResolvedDetailWindows(config))},
+        {"from", SourceName(config, "detail")},
+        {"windows_from", windows_from}}},
+  };
+}
+
+Status ValidateName(const std::string& what, const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name.find('\0') != std::string::npos || name.size() > 200) {
+    return InvalidArgumentError(what + " '" + name + "' cannot be a directory name; use letters, digits, '-', '_' or '.'");
   }
   return OkStatus();
 }

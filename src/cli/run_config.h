@@ -1,17 +1,34 @@
 // The configuration of `stepscope run`: one model, filled from (in increasing precedence)
 // defaults, a config file (TOML or JSON), STEPSCOPE_* environment variables and command-line
-// flags, then validated once. Every value remembers where it came from, which the manifest
-// records.
+// flags, then validated as each value arrives, before anything starts. Every value remembers
+// where it came from, which the manifest records; the resolved model is also written to
+// <node>/config.json for the job's Python processes (python/stepscope/_config.py), which add
+// keyword arguments on top.
+//
+// Keys (file key = STEPSCOPE_<KEY upper-cased> = flag):
+//   out, job, node, interval                      scalars (--out, --job, --node, --interval)
+//   torch                                         bool (--no-torch)
+//   detail                                        the list of detail windows; "none" for no windows (--no-detail)
+//   detailed_steps, python_steps, dataloader_steps "START:COUNT" or "none": replaces the windows of
+//                                                 that kind (--detailed-steps, ...)
+//   python_profiler                               cprofile|sampling for every python window (--python-profiler)
+// Within one layer the keys apply in the order above, so `--no-detail --python-steps 3:1` keeps
+// one window.
 //
 // Callers: the run command. Threading: plain data.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/status.h"
+#include "cli/detail_window.h"
 
 namespace stepscope::cli {
 
@@ -19,30 +36,70 @@ namespace stepscope::cli {
 enum class ConfigSource { kDefault, kFile, kEnvironment, kFlag };
 const char* ConfigSourceName(ConfigSource source);
 
+// A detail window and the layer that put it in the list.
+struct ConfiguredWindow {
+  DetailWindow window;
+  ConfigSource from = ConfigSource::kDefault;
+};
+
+std::vector<ConfiguredWindow> DefaultConfiguredWindows();
+
 struct RunConfig {
   std::string out = "stepscope-runs";  // root directory of runs
   std::string job;                     // empty: <script>-<UTC timestamp>
   std::string node;                    // empty: the host name
   int64_t interval_ns = 500'000'000;   // system sampling interval
+  bool torch = true;                   // automatic PyTorch instrumentation in the job
+  std::vector<ConfiguredWindow> detail = DefaultConfiguredWindows();
+  // When set, every python window uses this profiler (see ResolvedDetailWindows).
+  std::optional<PythonProfiler> python_profiler;
   std::map<std::string, ConfigSource> sources;  // key -> where its value came from
 };
 
 inline constexpr int64_t kMinIntervalNs = 10'000'000;
 inline constexpr int64_t kMaxIntervalNs = 60'000'000'000;
+inline constexpr int kRunConfigSchemaVersion = 1;
 
-// The keys a config file or STEPSCOPE_<KEY> may set.
+// The keys a config file or STEPSCOPE_<KEY> may set, in the order they apply within a layer.
 const std::vector<std::string>& RunConfigKeys();
 
 // Sets `key` from its text form, validating it. `origin` names the source for messages
-// ("--interval", "STEPSCOPE_INTERVAL", "stepscope.toml").
+// ("--interval", "STEPSCOPE_INTERVAL", "config file 'stepscope.toml'"). `detail` takes a JSON
+// array of windows or "none".
 Status SetRunConfigValue(RunConfig& config, const std::string& key, const std::string& value,
                          ConfigSource source, const std::string& origin);
 
-// Applies a TOML (.toml) or JSON (.json) file: a flat table of the keys above.
+// Replaces the whole window list (a config file's [[detail]] tables, a JSON array).
+Status SetRunConfigDetail(RunConfig& config, const nlohmann::json& windows, ConfigSource source,
+                          const std::string& origin);
+
+// Applies a TOML (.toml) or JSON (.json) file: a table of the keys above, `detail` an array of
+// tables ([[detail]] in TOML).
 Status ApplyRunConfigFile(RunConfig& config, const std::string& path);
 
-// Applies STEPSCOPE_OUT, STEPSCOPE_JOB, STEPSCOPE_NODE, STEPSCOPE_INTERVAL when set.
+// Applies the STEPSCOPE_<KEY> variables that are set.
 Status ApplyRunConfigEnvironment(RunConfig& config, char** environ);
+
+// Applies (key, text) pairs from flags in key order; messages name the flag (--python-steps).
+Status ApplyRunConfigFlags(RunConfig& config, std::vector<std::pair<std::string, std::string>> flag_values);
+
+// The flag that sets `key`: "--interval", "--python-steps", "--no-detail" for detail.
+std::string FlagForKey(const std::string& key);
+
+// The windows the job will use: the configured list with python_profiler applied, normalised.
+std::vector<DetailWindow> ResolvedDetailWindows(const RunConfig& config);
+
+// The resolved configuration as written to <node>/config.json and read by
+// stepscope._config.load_run_config() (job and node are the resolved names):
+//   {"schema_version": 1, "out": str, "job": str, "node": str, "interval": "500ms",
+//    "interval_ns": int, "torch": bool, "python_profiler": "cprofile"|"sampling"|null,
+//    "detail": [normalised windows, detail_window.h], "sources": {key: "default"|"config file"|
+//    "environment"|"flag"} for out, job, node, interval, torch, python_profiler, detail}
+nlohmann::json RunConfigToJson(const RunConfig& config, const std::string& job, const std::string& node);
+
+// The manifest's config entries for torch, python_profiler and detail, in its {"value", "from"}
+// shape; detail also lists each window's source in "windows_from".
+nlohmann::json RunConfigManifestEntries(const RunConfig& config);
 
 // A job or node name must be usable as a directory name.
 Status ValidateName(const std::string& what, const std::string& name);

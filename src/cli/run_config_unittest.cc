@@ -18,6 +18,11 @@ TEST(RunConfig, DefaultsMatchTheSpec) {
   RunConfig config;
   EXPECT_EQ(config.out, "stepscope-runs");
   EXPECT_EQ(config.interval_ns, 500'000'000);
+  EXPECT_TRUE(config.torch);
+  std::vector<DetailWindow> defaults = DefaultDetailWindows();
+  for (DetailWindow& window : defaults) window = NormalizeDetailWindow(window);
+  EXPECT_EQ(ResolvedDetailWindows(config), defaults);
+  for (const ConfiguredWindow& window : config.detail) EXPECT_EQ(window.from, ConfigSource::kDefault);
 }
 
 TEST(RunConfig, PrecedenceIsFileThenEnvironmentThenFlags) {
@@ -56,6 +61,16 @@ TEST(RunConfig, RejectsBadInputWithOneLineNamingTheProblem) {
       {"f.json", "[1,2]", "not a JSON object"},
       {"g.yaml", "interval: 1s", "must end in .toml or .json"},
       {"h.toml", "node = \"a/b\"\n", "cannot be a directory name"},
+      {"i.toml", "torch = \"maybe\"\n", "torch must be true or false"},
+      {"j.toml", "python_steps = \"9-11\"\n", "is not START:COUNT"},
+      {"k.toml", "python_profiler = \"perf\"\n", "unknown Python profiler 'perf'"},
+      {"l.toml", "[[detail]]\nkind = \"python\"\nstart_step = 1\nnum_steps = 1\nstart_unix_time = 5.0\nduration_s = 1\n",
+       "detail window 1: a window is steps or time, not both"},
+      {"m.toml", "[[detail]]\nkind = \"operators\"\nstart_step = 1\nnum_steps = 1\ntimer = \"cpu_time\"\n",
+       "python windows only"},
+      {"n.toml", "[detail]\nkind = \"python\"\n", "detail must be a list of windows"},
+      {"o.json", R"({"detail": [{"kind": "python", "start_step": -2, "num_steps": 1}]})", "is negative"},
+      {"p.toml", "detailed_steps = \"5:0\"\n", "at least 1"},
   };
   for (const Case& c : cases) {
     RunConfig config;
@@ -74,6 +89,152 @@ TEST(RunConfig, AcceptsTheIntervalBounds) {
   EXPECT_TRUE(SetRunConfigValue(config, "interval", "60s", ConfigSource::kFlag, "--interval").ok());
   EXPECT_FALSE(SetRunConfigValue(config, "interval", "61s", ConfigSource::kFlag, "--interval").ok());
   EXPECT_FALSE(SetRunConfigValue(config, "interval", "9ms", ConfigSource::kFlag, "--interval").ok());
+}
+
+TEST(RunConfig, TomlDetailTablesReplaceTheDefaults) {
+  RunConfig config;
+  ASSERT_TRUE(ApplyRunConfigFile(config, WriteTemp("d.toml", R"(
+torch = false
+[[detail]]
+kind = "python"
+start_step = 20
+num_steps = 2
+profiler = "sampling"
+[[detail]]
+kind = "operators"
+start_unix_time = 1790000000.0
+duration_s = 10
+phase = "EVAL"
+)")).ok());
+  EXPECT_FALSE(config.torch);
+  std::vector<DetailWindow> windows = ResolvedDetailWindows(config);
+  ASSERT_EQ(windows.size(), 2u);
+  EXPECT_EQ(DescribeDetailWindow(windows[0]), "python steps 20-21 (TRAIN, sampling)");
+  EXPECT_EQ(DescribeDetailWindow(windows[1]), "operators from Unix time 1790000000 for 10 s (EVAL)");
+  EXPECT_EQ(config.sources["detail"], ConfigSource::kFile);
+  EXPECT_EQ(config.sources["torch"], ConfigSource::kFile);
+  EXPECT_EQ(config.detail[0].from, ConfigSource::kFile);
+}
+
+TEST(RunConfig, JsonFilesTakeDetailListsAndBooleans) {
+  RunConfig config;
+  ASSERT_TRUE(ApplyRunConfigFile(config, WriteTemp("d.json", R"({"torch": true, "detail": [
+      {"kind": "dataloader", "start_step": 2, "num_steps": 4}]})")).ok());
+  ASSERT_EQ(config.detail.size(), 1u);
+  EXPECT_EQ(DescribeDetailWindow(config.detail[0].window), "dataloader steps 2-5 (TRAIN)");
+  ASSERT_TRUE(ApplyRunConfigFile(config, WriteTemp("none.json", R"({"detail": "none"})")).ok());
+  EXPECT_TRUE(config.detail.empty());
+}
+
+TEST(RunConfig, EachLayerReplacesOnlyTheKindsItNames) {
+  // File: two python windows and one operators window. Environment: the data-loader window.
+  // Flags: the python window. Operators keeps the file's, data loader the environment's.
+  RunConfig config;
+  ASSERT_TRUE(ApplyRunConfigFile(config, WriteTemp("layers.json", R"({"detail": [
+      {"kind": "python", "start_step": 1, "num_steps": 1},
+      {"kind": "operators", "start_step": 2, "num_steps": 1},
+      {"kind": "python", "start_step": 3, "num_steps": 1}]})")).ok());
+  char env_loader[] = "STEPSCOPE_DATALOADER_STEPS=30:2";
+  char* environ[] = {env_loader, nullptr};
+  ASSERT_TRUE(ApplyRunConfigEnvironment(config, environ).ok());
+  ASSERT_TRUE(ApplyRunConfigFlags(config, {{"python_steps", "40:1"}}).ok());
+  ASSERT_EQ(config.detail.size(), 3u);
+  EXPECT_EQ(DescribeDetailWindow(config.detail[0].window), "python step 40 (TRAIN, cprofile, timer cycle)");
+  EXPECT_EQ(config.detail[0].from, ConfigSource::kFlag);
+  EXPECT_EQ(DescribeDetailWindow(config.detail[1].window), "operators step 2 (TRAIN)");
+  EXPECT_EQ(config.detail[1].from, ConfigSource::kFile);
+  EXPECT_EQ(DescribeDetailWindow(config.detail[2].window), "dataloader steps 30-31 (TRAIN)");
+  EXPECT_EQ(config.detail[2].from, ConfigSource::kEnvironment);
+  EXPECT_EQ(config.sources["detail"], ConfigSource::kFlag);
+}
+
+TEST(RunConfig, NoDetailClearsAndStepFlagsStillAddWhateverTheirOrder) {
+  RunConfig config;
+  ASSERT_TRUE(ApplyRunConfigFlags(config, {{"python_steps", "3:1"}, {"detail", "none"}}).ok());
+  ASSERT_EQ(config.detail.size(), 1u);
+  EXPECT_EQ(config.detail[0].window.kind, DetailKind::kPython);
+  RunConfig none;
+  ASSERT_TRUE(ApplyRunConfigFlags(none, {{"detail", "none"}}).ok());
+  EXPECT_TRUE(ResolvedDetailWindows(none).empty());
+  RunConfig one_kind_off;
+  ASSERT_TRUE(ApplyRunConfigFlags(one_kind_off, {{"dataloader_steps", "none"}}).ok());
+  EXPECT_EQ(one_kind_off.detail.size(), 2u);
+}
+
+TEST(RunConfig, PythonProfilerAppliesToEveryPythonWindowFromAnyLayer) {
+  RunConfig config;
+  ASSERT_TRUE(ApplyRunConfigFile(config, WriteTemp("prof.toml", "python_profiler = \"sampling\"\n")).ok());
+  char env_python[] = "STEPSCOPE_PYTHON_STEPS=50:2";
+  char* environ[] = {env_python, nullptr};
+  ASSERT_TRUE(ApplyRunConfigEnvironment(config, environ).ok());
+  std::vector<DetailWindow> windows = ResolvedDetailWindows(config);
+  ASSERT_EQ(windows.size(), 3u);
+  EXPECT_EQ(DescribeDetailWindow(windows[2]), "python steps 50-51 (TRAIN, sampling)");
+  EXPECT_FALSE(windows[2].timer.has_value());
+  ASSERT_TRUE(ApplyRunConfigFlags(config, {{"python_profiler", "cprofile"}}).ok());
+  EXPECT_EQ(ResolvedDetailWindows(config)[2].timer, PythonTimer::kCycle);
+  EXPECT_EQ(config.sources["python_profiler"], ConfigSource::kFlag);
+}
+
+TEST(RunConfig, EnvironmentSetsTorchAndDetail) {
+  RunConfig config;
+  char env_torch[] = "STEPSCOPE_TORCH=0";
+  char env_detail[] = "STEPSCOPE_DETAIL=[{\"kind\": \"operators\", \"start_step\": 8, \"num_steps\": 2}]";
+  char* environ[] = {env_torch, env_detail, nullptr};
+  ASSERT_TRUE(ApplyRunConfigEnvironment(config, environ).ok());
+  EXPECT_FALSE(config.torch);
+  ASSERT_EQ(config.detail.size(), 1u);
+  EXPECT_EQ(config.detail[0].from, ConfigSource::kEnvironment);
+  char bad[] = "STEPSCOPE_DETAIL=[{\"kind\": \"operators\"}";
+  char* bad_environ[] = {bad, nullptr};
+  Status status = ApplyRunConfigEnvironment(config, bad_environ);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().rfind("STEPSCOPE_DETAIL: ", 0), 0u) << status.message();
+}
+
+TEST(RunConfig, FlagErrorsNameTheFlag) {
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* expected;
+  } cases[] = {
+      {"python_steps", "-1:2", "--python-steps: "},
+      {"detailed_steps", "5", "--detailed-steps: "},
+      {"dataloader_steps", "5:0", "--dataloader-steps: "},
+      {"python_profiler", "gprof", "--python-profiler: "},
+      {"interval", "1ms", "--interval: "},
+  };
+  for (const Case& c : cases) {
+    RunConfig config;
+    Status status = ApplyRunConfigFlags(config, {{c.key, c.value}});
+    ASSERT_FALSE(status.ok()) << c.key;
+    EXPECT_EQ(status.message().rfind(c.expected, 0), 0u) << status.message();
+  }
+}
+
+TEST(RunConfig, ConfigJsonAndManifestEntriesCarryValuesAndSources) {
+  RunConfig config;
+  ASSERT_TRUE(ApplyRunConfigFlags(config, {{"torch", "false"}, {"python_steps", "12:1"}, {"interval", "200ms"}}).ok());
+  nlohmann::json json = RunConfigToJson(config, "job-1", "algo-1");
+  EXPECT_EQ(json["schema_version"], 1);
+  EXPECT_EQ(json["job"], "job-1");
+  EXPECT_EQ(json["node"], "algo-1");
+  EXPECT_EQ(json["interval"], "200ms");
+  EXPECT_EQ(json["interval_ns"], 200'000'000);
+  EXPECT_EQ(json["torch"], false);
+  EXPECT_TRUE(json["python_profiler"].is_null());
+  ASSERT_EQ(json["detail"].size(), 3u);
+  EXPECT_EQ(json["detail"][2]["start_step"], 12);
+  EXPECT_EQ(json["detail"][2]["timer"], "cycle");
+  EXPECT_EQ(json["sources"]["torch"], "flag");
+  EXPECT_EQ(json["sources"]["detail"], "flag");
+  EXPECT_EQ(json["sources"]["out"], "default");
+  nlohmann::json manifest = RunConfigManifestEntries(config);
+  EXPECT_EQ(manifest["torch"]["value"], false);
+  EXPECT_EQ(manifest["torch"]["from"], "flag");
+  EXPECT_EQ(manifest["detail"]["value"], json["detail"]);
+  EXPECT_EQ(manifest["detail"]["windows_from"], nlohmann::json({"default", "default", "flag"}));
+  EXPECT_EQ(manifest["python_profiler"]["from"], "default");
 }
 
 }  // namespace

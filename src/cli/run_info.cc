@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/detail_summary.h"
 #include "store/json_fields.h"
 
 namespace stepscope::cli {
@@ -128,6 +129,7 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const store::RunReader&
                            {"uncompacted_rings", ring_bytes},
                            {"total", framework_bytes + system_bytes + string_bytes + other_bytes + ring_bytes}};
   info["problems"] = run.problems();
+  info["detail_windows"] = DetailWindowsToJson(ListDetailWindows(run.nodes()));
   return info;
 }
 
@@ -179,6 +181,21 @@ std::string FormatRunInfo(const nlohmann::json& info) {
       << ", metadata " << HumanBytes(bytes["metadata"]);
   if (bytes["uncompacted_rings"].get<uint64_t>() > 0) out << ", raw rings " << HumanBytes(bytes["uncompacted_rings"]);
   out << ")\n";
+  for (const auto& window : info["detail_windows"]) {
+    out << "detail     " << window["kind"].get<std::string>() << " pid " << window["pid"] << " window " << window["window"];
+    if (window.contains("error")) {
+      out << ": unreadable: " << window["error"].get<std::string>() << "\n";
+      continue;
+    }
+    if (window["steps"].is_array()) {
+      out << ", " << window["step_phase"].get<std::string>() << " steps " << window["steps"][0] << "-" << window["steps"][1];
+    } else {
+      out << ", no steps";
+    }
+    std::snprintf(line, sizeof line, ", %.3f s", (window["end_ns"].get<int64_t>() - window["start_ns"].get<int64_t>()) / 1e9);
+    out << line << (window["complete"].get<bool>() ? "" : " (incomplete)") << ", " << HumanBytes(window["bytes"])
+        << "  " << window["file"].get<std::string>() << "\n";
+  }
   for (const auto& problem : info["problems"]) out << "warning    " << problem.get<std::string>() << "\n";
   return out.str();
 }

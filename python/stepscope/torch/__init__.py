@@ -14,25 +14,28 @@ without a DataLoader, ``optimizer`` one created before the call. The step rules 
 
 import stepscope
 from stepscope import _step as _user_steps
-from stepscope.torch import _data, _patches
+from stepscope.torch import _data, _patches, _windows
 from stepscope.torch._steps import tracker
+from stepscope.torch._windows import profile
 
-__all__ = ["instrument", "is_instrumented"]
+__all__ = ["instrument", "is_instrumented", "profile"]
 
 _instrumented = False
 
 
-def instrument(model=None, optimizer=None, loader=None):
+def instrument(model=None, optimizer=None, loader=None, detail=None):
     """Instruments PyTorch in this process (idempotent). Starts recording into
-    ./stepscope-runs if nothing records yet (as ``stepscope.start()``)."""
+    ./stepscope-runs if nothing records yet (as ``stepscope.start()``). ``detail``: a list of
+    detail windows replacing the run config's (docs/detail-windows.md); ValueError if invalid."""
     global _instrumented
     if not stepscope.is_enabled():
         stepscope.start()
     step_tracker = tracker()
+    _windows.install(step_tracker, detail)
     if not _instrumented:
         _patches.install(step_tracker)
         _data.install(step_tracker)
-        _user_steps.set_user_step_hook(step_tracker.user_step_seen)
+        _user_steps.set_step_observer(step_tracker)
         _instrumented = True
     if model is not None:
         step_tracker.set_anchor_model(model)

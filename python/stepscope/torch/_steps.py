@@ -124,6 +124,16 @@ class StepTracker:
         else:
             self.end_step(_core.now())
 
+    def user_step_begin(self, phase, number):
+        """An explicit stepscope.step() began: detail windows follow it."""
+        self.user_step_seen()
+        for listener in self.listeners:
+            listener.on_step_begin(phase, number)
+
+    def user_step_end(self, phase, number):
+        for listener in self.listeners:
+            listener.on_step_end(phase, number)
+
     # Steps ---------------------------------------------------------------------------------
 
     def begin_step(self, source, ticks, predicted_phase):

@@ -1,0 +1,162 @@
+#include "detail_binding.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "name_cache.h"
+#include "recorder/recorder.h"
+#include "store/format.h"
+
+namespace py = pybind11;
+
+namespace stepscope::python {
+namespace {
+
+// A detail file is bounded by the writers' caps (docs/detail-windows.md); anything that inflates
+// past this is not one of ours, and must not exhaust the notebook's memory.
+constexpr size_t kMaxDecompressedBytes = size_t{1} << 30;
+
+[[noreturn]] void ThrowStatus(const Status& status) {
+  PyObject* type = status.code() == StatusCode::kDataLoss ? PyExc_ValueError : PyExc_OSError;
+  PyErr_SetString(type, status.message().c_str());
+  throw py::error_already_set();
+}
+
+Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    ssize_t written = ::write(fd, bytes.data(), bytes.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("write '" + path + "'", errno);
+    }
+    bytes.remove_prefix(static_cast<size_t>(written));
+  }
+  return OkStatus();
+}
+
+// Compresses `data` into `path` through a temporary file and a rename, so a reader (stepscope
+// info while the job runs) sees either no file or a whole one.
+StatusOr<size_t> WriteZstdFile(const std::string& path, std::string_view data, int level) {
+  std::string compressed(ZSTD_compressBound(data.size()), '\0');
+  size_t size = ZSTD_compress(compressed.data(), compressed.size(), data.data(), data.size(), level);
+  if (ZSTD_isError(size)) {
+    return InternalError(std::string("zstd cannot compress '") + path + "': " + ZSTD_getErrorName(size));
+  }
+  compressed.resize(size);
+  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("create '" + temporary + "'", errno);
+  Status status = WriteAll(fd, compressed, temporary);
+  if (::close(fd) != 0 && status.ok()) status = ErrnoError("close '" + temporary + "'", errno);
+  if (status.ok() && ::rename(temporary.c_str(), path.c_str()) != 0) {
+    status = ErrnoError("rename to '" + path + "'", errno);
+  }
+  if (!status.ok()) {
+    ::unlink(temporary.c_str());
+    return status;
+  }
+  return size;
+}
+
+StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open '" + path + "'", errno);
+  std::string bytes;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      int error = errno;
+      ::close(fd);
+      return ErrnoError("read '" + path + "'", error);
+    }
+    if (got == 0) break;
+    bytes.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return bytes;
+}
+
+// Streaming decompression: works whether or not the frame header states the content size, and
+// stops at kMaxDecompressedBytes.
+StatusOr<std::string> ReadZstdFile(const std::string& path) {
+  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, ReadWholeFile(path));
+  std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (stream == nullptr) return InternalError("zstd cannot allocate a decompression stream");
+  std::string out;
+  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
+  size_t last = 1;
+  while (in.pos < in.size) {
+    size_t before = out.size();
+    out.resize(before + ZSTD_DStreamOutSize());
+    ZSTD_outBuffer chunk{out.data() + before, out.size() - before, 0};
+    last = ZSTD_decompressStream(stream.get(), &chunk, &in);
+    out.resize(before + chunk.pos);
+    if (ZSTD_isError(last)) {
+      return DataLossError("'" + path + "' is not a whole zstd file: " + ZSTD_getErrorName(last));
+    }
+    if (out.size() > kMaxDecompressedBytes) {
+      return DataLossError("'" + path + "' decompresses to more than 1 GiB; not a stepscope detail file");
+    }
+  }
+  if (last != 0) return DataLossError("'" + path + "' ends inside a zstd frame (truncated)");
+  return out;
+}
+
+// Records a whole span after the fact. A window's span is recorded when the window closes, as
+// a begin and an end back to back: windows of different kinds overlap without nesting, and spans
+// begun and ended live on one thread would cut each other (and any user span) short.
+void SpanAt(const py::str& name, uint64_t begin_ticks, uint64_t end_ticks) {
+  if (!stepscope_enabled_fast()) return;
+  uint32_t id = ResolveName(name.ptr());
+  if (id == 0) return;
+  recorder::RecordAt(begin_ticks, store::RecordKind::kBegin, id, 0, 0);
+  recorder::RecordAt(end_ticks, store::RecordKind::kEnd, id, 0, 0);
+}
+
+}  // namespace
+
+void BindDetail(py::module_& module) {
+  module.def("span_at", &SpanAt, py::arg("name"), py::arg("begin_ticks"), py::arg("end_ticks"),
+             "span_at(name, begin_ticks, end_ticks): records a finished span with timestamps from now();\n"
+             "args() afterwards attach to it.");
+  module.def(
+      "write_zstd_file",
+      [](const std::string& path, const py::bytes& data, int level) {
+        std::string_view view = data;  // the bytes object stays alive for the call
+        StatusOr<size_t> written = [&] {
+          py::gil_scoped_release release;
+          return WriteZstdFile(path, view, level);
+        }();
+        if (!written.ok()) ThrowStatus(written.status());
+        return *written;
+      },
+      py::arg("path"), py::arg("data"), py::arg("level") = 3,
+      "write_zstd_file(path, data, level=3) -> int: compresses the bytes `data` into the file `path`\n"
+      "(replaced atomically: written to a temporary file, then renamed) and returns the compressed size.");
+  module.def(
+      "read_zstd_file",
+      [](const std::string& path) {
+        StatusOr<std::string> bytes = [&] {
+          py::gil_scoped_release release;
+          return ReadZstdFile(path);
+        }();
+        if (!bytes.ok()) ThrowStatus(bytes.status());
+        return py::bytes(*bytes);
+      },
+      py::arg("path"),
+      "read_zstd_file(path) -> bytes: the decompressed contents of a zstd file (at most 1 GiB).\n"
+      "Raises OSError when it cannot be read, ValueError when it is not a whole zstd file.");
+}
+
+}  // namespace stepscope::python

@@ -1,0 +1,65 @@
+"""Where detail windows put their data: ``<node>/detail/``, one zstd-compressed JSON document per
+window and process, ``<kind>-<pid>-<window index>.json.zst`` (docs/detail-windows.md has the
+format). Written by the window scheduler (``_windows``) when a window closes; read by
+``stepscope info`` / ``stepscope pyprof`` (src/cli/detail_summary.cc) and by ``read_window``.
+
+Files appear atomically (written to a temporary name, then renamed), so a reader of a live run
+sees whole files only.
+"""
+
+import json
+import os
+
+from stepscope import _core, _session
+
+FORMAT_VERSION = 1
+DETAIL_DIRECTORY = "detail"
+
+
+def node_dir():
+    """The node directory this process records into, or None when it does not record."""
+    return _session._node_dir or os.environ.get("STEPSCOPE_NODE_DIR") or None
+
+
+def detail_dir(create=True):
+    """``<node>/detail``, created on demand; None when the process records nowhere."""
+    node = node_dir()
+    if node is None:
+        return None
+    path = os.path.join(node, DETAIL_DIRECTORY)
+    if create:
+        os.makedirs(path, exist_ok=True)
+    return path
+
+
+def window_file_name(kind, pid, index):
+    return f"{kind}-{pid}-{index}.json.zst"
+
+
+def write_window(document):
+    """Writes one window's document; returns (path, compressed bytes), or (None, 0) when the
+    process records nowhere. ``document`` must hold kind, pid and window.index."""
+    directory = detail_dir()
+    if directory is None:
+        return None, 0
+    document.setdefault("format_version", FORMAT_VERSION)
+    path = os.path.join(directory, window_file_name(document["kind"], document["pid"],
+                                                    document["window"]["index"]))
+    # Compact separators: the documents are for programs; zstd removes the rest of the repetition.
+    data = json.dumps(document, separators=(",", ":"), allow_nan=False).encode()
+    return path, _core.write_zstd_file(path, data)
+
+
+def read_window(path):
+    """One window's document as a dict (for tests and notebooks)."""
+    return json.loads(_core.read_zstd_file(os.fspath(path)))
+
+
+def list_windows(node):
+    """The detail documents of a node directory, sorted by (kind, pid, window index)."""
+    directory = os.path.join(os.fspath(node), DETAIL_DIRECTORY)
+    if not os.path.isdir(directory):
+        return []
+    documents = [read_window(os.path.join(directory, name)) for name in os.listdir(directory)
+                 if name.endswith(".json.zst")]
+    return sorted(documents, key=lambda d: (d["kind"], d["pid"], d["window"]["index"]))

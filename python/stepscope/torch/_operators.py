@@ -1,0 +1,228 @@
+"""The operators detail window: PyTorch's own profiler around the window's steps.
+
+Which profiler is chosen by what this torch can do, asked at run time, never by its version:
+- Kineto (``torch.autograd.kineto_available()``, torch 2.x builds and CUDA builds of 1.x):
+  ``torch.profiler.profile(activities=[CPU] + [CUDA if torch.cuda.is_available()],
+  record_shapes=True)``: operators, shapes, and with CUDA the kernels and memory copies;
+- otherwise the legacy autograd profiler (Debian's torch 1.13 has no Kineto):
+  ``torch.autograd.profiler.profile(use_kineto=False, record_shapes=True, use_cuda=<CUDA present>)``.
+
+Both hand back ``FunctionEvent`` objects whose ``time_range`` is in microseconds since the
+profiler's trace start, which is taken inside ``__enter__``. They are placed on the Unix clock
+(the clock of the run's events) so:
+- where the profiler's result tells its trace start (``kineto_results.trace_start_ns()``, older
+  ``trace_start_us()``: Kineto, and torch 1.13's profiler even without Kineto) and that time lies
+  within a second of ``time.time_ns()`` read just before and just after ``__enter__``, it is used
+  ("clock": "trace_start"; "clock_error_ns" is how far outside that bracket it fell, usually 0);
+- otherwise (older legacy profilers, a trace clock that is not the Unix clock) the midpoint of
+  the bracket, with half its width as the error bound ("clock": "bracket").
+
+Events are capped at MAX_EVENTS (the earliest are kept, ``events_capped`` says so); the
+per-operator table (``operators``, as key_averages()) always covers every event.
+"""
+
+import inspect
+import time
+
+import torch
+
+MAX_EVENTS = 200_000
+# A trace start this far outside the bracket is not on the Unix clock (e.g. a monotonic one).
+_MAX_SKEW_NS = 1_000_000_000
+
+
+def _kineto_available():
+    check = getattr(torch.autograd, "kineto_available", None)
+    try:
+        return bool(check()) if check is not None else False
+    except Exception:  # noqa: BLE001 -- an odd build: fall back to the legacy profiler
+        return False
+
+
+def choose_profiler(kineto=None, cuda=None):
+    """("kineto" | "legacy", whether CUDA is profiled, a factory of the profiler context)."""
+    kineto = _kineto_available() if kineto is None else kineto
+    cuda = torch.cuda.is_available() if cuda is None else cuda
+    if kineto and hasattr(torch, "profiler") and hasattr(torch.profiler, "profile"):
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if cuda:
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        return "kineto", cuda, lambda: torch.profiler.profile(activities=activities, record_shapes=True)
+    legacy = torch.autograd.profiler.profile
+    parameters = inspect.signature(legacy).parameters
+    kwargs = {"record_shapes": True}
+    if "use_kineto" in parameters:
+        kwargs["use_kineto"] = False
+    if cuda and "use_cuda" in parameters:
+        kwargs["use_cuda"] = True
+    return "legacy", cuda, lambda: legacy(**kwargs)
+
+
+def _first_attribute(obj, names, default=0.0):
+    """The first of ``names`` that ``obj`` has (device_time_total in torch >= 2.4, cuda_time_total
+    before)."""
+    for name in names:
+        value = getattr(obj, name, None)
+        if value is not None:
+            return value
+    return default
+
+
+def _us_to_ns(value_us):
+    return int(round(float(value_us) * 1000.0))
+
+
+def _self_ns(value_us):
+    """A self time: torch computes it as total minus the children's totals, which the profiler's
+    microsecond rounding can push a few µs below zero; floored at 0."""
+    return max(0, _us_to_ns(value_us))
+
+
+def _device_name(event):
+    device_type = getattr(event, "device_type", None)
+    name = getattr(device_type, "name", None) or str(device_type or "CPU")
+    return name.rsplit(".", 1)[-1].lower()
+
+
+def _shapes(event):
+    shapes = getattr(event, "input_shapes", None)
+    if not shapes:
+        return []
+    return [list(shape) if isinstance(shape, (list, tuple)) else [] for shape in shapes]
+
+
+def profiler_start_ns(profiler, before_ns, after_ns):
+    """(Unix ns of the profiler's zero, clock name, error bound in ns). See the module doc."""
+    inner = getattr(profiler, "profiler", None) or profiler  # torch.profiler.profile wraps one
+    results = getattr(inner, "kineto_results", None)
+    if results is not None:
+        for attribute, scale in (("trace_start_ns", 1), ("trace_start_us", 1000)):
+            method = getattr(results, attribute, None)
+            if method is None:
+                continue
+            try:
+                start = int(method()) * scale
+            except Exception:  # noqa: BLE001 -- fall back to the bracket below
+                continue
+            if before_ns - _MAX_SKEW_NS <= start <= after_ns + _MAX_SKEW_NS:
+                # The trace starts inside __enter__: outside the bracket is clock disagreement.
+                error = max(0, before_ns - start, start - after_ns)
+                return start, "trace_start", error
+    return (before_ns + after_ns) // 2, "bracket", (after_ns - before_ns + 1) // 2
+
+
+def events_payload(events, start_ns, max_events=MAX_EVENTS):
+    """The ``events`` (host operators) and ``device_events`` (kernels, memory copies and sets
+    that Kineto reports as events of their own) of a window, on the Unix clock."""
+    host, device = [], []
+    for event in events:
+        time_range = event.time_range
+        begin = start_ns + _us_to_ns(time_range.start)
+        end = start_ns + _us_to_ns(time_range.end)
+        device_type = _device_name(event)
+        if device_type != "cpu":
+            device.append({"name": event.name, "device_type": device_type,
+                           "device": int(getattr(event, "device_index", 0) or 0),
+                           "start_ns": begin, "end_ns": end})
+            continue
+        record = {
+            "name": event.name,
+            "tid": int(getattr(event, "thread", 0) or 0),
+            "start_ns": begin,
+            "end_ns": end,
+            "cpu_ns": _us_to_ns(getattr(event, "cpu_time_total", 0) or 0),
+            "self_cpu_ns": _self_ns(getattr(event, "self_cpu_time_total", 0) or 0),
+            "shapes": _shapes(event),
+        }
+        if getattr(event, "is_async", False):
+            record["async"] = True
+        device_total = _first_attribute(event, ("device_time_total", "cuda_time_total"))
+        kernels = getattr(event, "kernels", None) or []
+        if device_total or kernels:
+            record["device_ns"] = _us_to_ns(device_total)
+            record["self_device_ns"] = _self_ns(
+                _first_attribute(event, ("self_device_time_total", "self_cuda_time_total")))
+            record["kernels"] = [{"name": k.name, "device": int(k.device), "duration_ns": _us_to_ns(k.duration)}
+                                 for k in kernels]
+        host.append(record)
+    host.sort(key=lambda e: (e["start_ns"], -e["end_ns"]))
+    device.sort(key=lambda e: e["start_ns"])
+    return {
+        "events": host[:max_events],
+        "events_total": len(host),
+        "events_capped": len(host) > max_events,
+        "device_events": device[:max_events],
+        "device_events_total": len(device),
+        "device_events_capped": len(device) > max_events,
+    }
+
+
+def operators_table(averages):
+    """key_averages() as rows, by self CPU time, largest first."""
+    rows = []
+    for average in averages:
+        row = {
+            "name": average.key,
+            "calls": int(average.count),
+            "cpu_ns": _us_to_ns(average.cpu_time_total),
+            "self_cpu_ns": _self_ns(average.self_cpu_time_total),
+        }
+        device_total = _first_attribute(average, ("device_time_total", "cuda_time_total"))
+        if device_total:
+            row["device_ns"] = _us_to_ns(device_total)
+            row["self_device_ns"] = _self_ns(
+                _first_attribute(average, ("self_device_time_total", "self_cuda_time_total")))
+        rows.append(row)
+    rows.sort(key=lambda r: (-r["self_cpu_ns"], r["name"]))
+    return rows
+
+
+class OperatorsCollector:
+    """Runs the chosen torch profiler from start() to stop(); see the module docstring."""
+
+    def __init__(self, max_events=MAX_EVENTS, choice=None):
+        self._max_events = max_events
+        self._mode, self._cuda, self._factory = choice or choose_profiler()
+        self._profiler = None
+        self._before_ns = self._after_ns = 0
+
+    def start(self):
+        profiler = self._factory()
+        self._before_ns = time.time_ns()
+        profiler.__enter__()
+        self._after_ns = time.time_ns()
+        self._profiler = profiler
+
+    def step_ended(self, phase, number, more):
+        pass
+
+    def _finish(self):
+        profiler, self._profiler = self._profiler, None
+        if profiler is not None:
+            profiler.__exit__(None, None, None)
+        return profiler
+
+    def stop(self):
+        profiler = self._finish()
+        events_of = getattr(profiler, "events", None)
+        events = events_of() if callable(events_of) else profiler.function_events
+        start_ns, clock, error_ns = profiler_start_ns(profiler, self._before_ns, self._after_ns)
+        payload = {
+            "profiler": self._mode,
+            "torch_version": torch.__version__,
+            "cuda": bool(self._cuda),
+            "clock": clock,
+            "clock_error_ns": error_ns,
+            "profiler_start_ns": start_ns,
+        }
+        payload.update(events_payload(events or [], start_ns, self._max_events))
+        payload["operators"] = operators_table(profiler.key_averages()) if events else []
+        return payload
+
+    def discard(self):
+        self._finish()
+
+    def abandon_in_child(self):
+        # A forked child inherited an enabled profiler (thread-local callbacks of the forking
+        # thread): stop it so the worker does not collect for nobody.
+        self._finish()

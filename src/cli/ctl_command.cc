@@ -1,0 +1,216 @@
+#include "cli/ctl_command.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstdio>
+
+#include "base/clock.h"
+#include "base/duration.h"
+#include "base/file_system.h"
+#include "cli/run_config.h"
+#include "store/json_fields.h"
+
+namespace stepscope::cli {
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitFailed = 1;
+constexpr const char* kRunHint = "pass the directory that `stepscope run` printed";
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string BaseName(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string HostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
+}  // namespace
+
+StatusOr<ControlRequest> BuildControlRequest(const CtlInvocation& invocation) {
+  ControlRequest request;
+  if (!invocation.interval.empty()) {
+    RunConfig scratch;  // reuses the run's range check and message
+    STEPSCOPE_RETURN_IF_ERROR(SetRunConfigValue(scratch, "interval", invocation.interval, ConfigSource::kFlag, "--interval"));
+    request.interval_ns = scratch.interval_ns;
+  }
+  const std::pair<const std::string*, DetailKind> steps[] = {
+      {&invocation.detailed_steps, DetailKind::kOperators},
+      {&invocation.python_steps, DetailKind::kPython},
+      {&invocation.dataloader_steps, DetailKind::kDataloader},
+  };
+  for (const auto& [text, kind] : steps) {
+    if (text->empty()) continue;
+    const std::string flag = FlagForKey(kind == DetailKind::kOperators ? "detailed_steps"
+                                        : kind == DetailKind::kPython  ? "python_steps"
+                                                                       : "dataloader_steps");
+    STEPSCOPE_ASSIGN_OR_RETURN(DetailWindow window, ParseStepWindow(kind, *text, flag));
+    request.detail.push_back(NormalizeDetailWindow(window));
+  }
+  if (!request.interval_ns && request.detail.empty()) {
+    return InvalidArgumentError("nothing to change; pass --interval, --detailed-steps, --python-steps or "
+                                "--dataloader-steps (see `stepscope ctl --help`)");
+  }
+  return request;
+}
+
+StatusOr<std::vector<std::string>> FindControlTargets(const std::string& run, const std::string& node) {
+  if (!IsDirectory(run)) return NotFoundError("run directory '" + run + "' does not exist; " + kRunHint);
+  if (IsFile(run + "/manifest.json")) {  // a node directory
+    if (!node.empty() && node != BaseName(run)) {
+      return NotFoundError("'" + run + "' is the directory of node '" + BaseName(run) + "', not of node '" + node +
+                           "'; pass the job directory with --node, or the node's directory alone");
+    }
+    return std::vector<std::string>{run};
+  }
+  LocalFileSystem fs;
+  STEPSCOPE_ASSIGN_OR_RETURN(std::vector<std::string> entries, fs.ListDirectory(run));
+  std::sort(entries.begin(), entries.end());
+  std::vector<std::string> nodes;
+  std::string names;
+  for (const std::string& entry : entries) {
+    if (!IsFile(run + "/" + entry + "/manifest.json")) continue;
+    names += (names.empty() ? "" : ", ") + entry;
+    if (node.empty() || node == entry) nodes.push_back(run + "/" + entry);
+  }
+  if (names.empty()) {
+    return NotFoundError("'" + run + "' is not a run directory: no manifest.json in it or in its node directories; " +
+                         kRunHint);
+  }
+  if (nodes.empty()) return NotFoundError("run '" + run + "' has no node '" + node + "'; its nodes: " + names);
+  return nodes;
+}
+
+std::string WhyNotRunning(const std::string& node_dir) {
+  LocalFileSystem fs;
+  auto text = fs.ReadFile(node_dir + "/manifest.json");
+  if (!text.ok()) return "its manifest cannot be read (" + text.status().message() + ")";
+  auto manifest = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!manifest.is_object()) return "its manifest is not valid JSON";
+  const std::string status = store::JsonString(manifest, "status", "unknown");
+  // "starting": the launcher is about to start the job and its watcher will read the file.
+  if (status != "running" && status != "starting") {
+    const std::string ended = store::JsonString(manifest, "ended", "");
+    return "the job already ended (" + (ended.empty() ? status : ended) + ")";
+  }
+  // A launcher killed with SIGKILL leaves "running" behind; when it ran on this host, ask the
+  // kernel. On another host (a shared run directory) its pid means nothing here.
+  const nlohmann::json hosts = store::JsonArray(manifest, "hosts");
+  const nlohmann::json pids = store::JsonObject(manifest, "pids");
+  const int64_t launcher = store::JsonInt(pids, "launcher", 0);
+  if (launcher > 0 && !hosts.empty() && hosts[0].is_string() && hosts[0].get<std::string>() == HostName() &&
+      kill(static_cast<pid_t>(launcher), 0) != 0 && errno == ESRCH) {
+    return "its launcher (pid " + std::to_string(launcher) + ") is gone, so the run ended without finishing";
+  }
+  return "";
+}
+
+nlohmann::json ControlFileJson(const ControlRequest& request, int64_t sequence, int64_t time_ns) {
+  nlohmann::json body = {{"sequence", sequence}, {"time_ns", time_ns}};
+  if (request.interval_ns) body["interval_ns"] = *request.interval_ns;
+  if (!request.detail.empty()) body["detail"] = DetailWindowsToJson(request.detail);
+  return body;
+}
+
+std::optional<int64_t> ControlSequenceOfName(const std::string& name) {
+  constexpr size_t kSuffix = 5;  // ".json"
+  if (name.size() <= kSuffix || name.size() > kSuffix + 18 || name.compare(name.size() - kSuffix, kSuffix, ".json") != 0) {
+    return std::nullopt;
+  }
+  int64_t value = 0;
+  for (size_t i = 0; i + kSuffix < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    value = value * 10 + (name[i] - '0');
+  }
+  return value;
+}
+
+int64_t HighestControlSequence(const std::string& control_dir) {
+  LocalFileSystem fs;
+  auto entries = fs.ListDirectory(control_dir);
+  int64_t highest = 0;
+  if (!entries.ok()) return highest;
+  for (const std::string& name : *entries) {
+    if (std::optional<int64_t> sequence = ControlSequenceOfName(name)) highest = std::max(highest, *sequence);
+  }
+  return highest;
+}
+
+StatusOr<int64_t> WriteControlFile(const std::string& node_dir, const ControlRequest& request, int64_t time_ns) {
+  const std::string control_dir = node_dir + "/control";
+  STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(control_dir));
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int64_t sequence = HighestControlSequence(control_dir) + 1;
+    const std::string final_path = control_dir + "/" + std::to_string(sequence) + ".json";
+    // A dot name never matches "<n>.json", so watchers skip it.
+    const std::string temporary = control_dir + "/.ctl-" + std::to_string(getpid()) + "-" + std::to_string(sequence);
+    STEPSCOPE_RETURN_IF_ERROR(WriteFileAtomically(temporary, ControlFileJson(request, sequence, time_ns).dump(2) + "\n"));
+    const int linked = link(temporary.c_str(), final_path.c_str());
+    const int link_errno = errno;
+    unlink(temporary.c_str());
+    if (linked == 0) return sequence;
+    if (link_errno != EEXIST) return ErrnoError("create '" + final_path + "'", link_errno);
+  }
+  return IoError("could not claim a sequence number in '" + control_dir + "' after 100 tries; is another tool "
+                 "writing there?");
+}
+
+int CtlCommand(const CtlInvocation& invocation) {
+  auto fail = [](const std::string& message, int code) {
+    std::fprintf(stderr, "stepscope ctl: %s\n", message.c_str());
+    return code;
+  };
+  auto request = BuildControlRequest(invocation);
+  if (!request.ok()) return fail(request.status().message(), kExitUsage);
+  auto targets = FindControlTargets(invocation.run, invocation.node);
+  if (!targets.ok()) return fail(targets.status().message(), kExitFailed);
+
+  std::vector<std::string> running;
+  for (const std::string& node_dir : *targets) {
+    const std::string why = WhyNotRunning(node_dir);
+    if (why.empty()) running.push_back(node_dir);
+    else if (targets->size() > 1) std::fprintf(stderr, "stepscope ctl: skipping node '%s': %s\n", BaseName(node_dir).c_str(), why.c_str());
+    else return fail("node '" + BaseName(node_dir) + "' of run '" + invocation.run + "': " + why +
+                     "; live changes apply to running jobs only", kExitFailed);
+  }
+  if (running.empty()) {
+    return fail("every node of run '" + invocation.run + "' has ended; live changes apply to running jobs only", kExitFailed);
+  }
+  const int64_t now_ns = static_cast<int64_t>(RealtimeNowNs());
+  for (const std::string& node_dir : running) {
+    auto sequence = WriteControlFile(node_dir, *request, now_ns);
+    if (!sequence.ok()) return fail(sequence.status().message() + "; check that the run directory is writable", kExitFailed);
+    std::printf("node %s: scheduled control %lld (%s/control/%lld.json)\n", BaseName(node_dir).c_str(),
+                static_cast<long long>(*sequence), node_dir.c_str(), static_cast<long long>(*sequence));
+    if (request->interval_ns) {
+      std::printf("  system sampling interval %s: the launcher applies it within about a second\n",
+                  FormatDurationNs(*request->interval_ns).c_str());
+    }
+    for (const DetailWindow& window : request->detail) {
+      std::printf("  %s: replaces the pending %s window; the job's processes apply it at their next step\n",
+                  DescribeDetailWindow(window).c_str(), DetailKindName(window.kind));
+    }
+  }
+  return 0;
+}
+
+}  // namespace stepscope::cli

@@ -1,0 +1,350 @@
+#include "cli/detail_summary.h"
+
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "base/file_system.h"
+#include "store/json_fields.h"
+
+namespace stepscope::cli {
+namespace {
+
+// No detail file comes near this (operator events are capped at 200k); a bigger one is hostile.
+constexpr size_t kMaxDecompressedBytes = size_t{1} << 30;
+constexpr std::string_view kSuffix = ".json.zst";
+
+bool AllDigits(std::string_view text) {
+  return !text.empty() && text.size() <= 18 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "<kind>-<pid>-<window>.json.zst" -> (kind, pid, window); false for any other name.
+bool ParseFileName(std::string_view name, DetailWindowFile& out) {
+  if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix) return false;
+  std::string_view stem = name.substr(0, name.size() - kSuffix.size());
+  size_t last = stem.rfind('-');
+  if (last == std::string_view::npos || last == 0) return false;
+  size_t middle = stem.rfind('-', last - 1);
+  if (middle == std::string_view::npos || middle == 0) return false;
+  std::string_view kind = stem.substr(0, middle);
+  std::string_view pid = stem.substr(middle + 1, last - middle - 1);
+  std::string_view window = stem.substr(last + 1);
+  if (kind.front() == '.' || !AllDigits(pid) || !AllDigits(window)) return false;
+  out.kind = std::string(kind);
+  out.pid = std::stoll(std::string(pid));
+  out.window = std::stoll(std::string(window));
+  return true;
+}
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+nlohmann::json KindSummary(const std::string& kind, const nlohmann::json& doc) {
+  nlohmann::json summary = nlohmann::json::object();
+  if (kind == "operators") {
+    summary["profiler"] = store::JsonString(doc, "profiler");
+    summary["events"] = store::JsonInt(doc, "events_total", 0);
+    summary["events_capped"] = store::JsonBool(doc, "events_capped", false);
+    summary["device_events"] = store::JsonInt(doc, "device_events_total", 0);
+    summary["operators"] = store::JsonArray(doc, "operators").size();
+  } else if (kind == "python") {
+    summary["profiler"] = store::JsonString(doc, "profiler");
+    if (summary["profiler"] == "sampling") {
+      summary["samples"] = store::JsonInt(doc, "samples", 0);
+    } else {
+      nlohmann::json timers = nlohmann::json::array();
+      for (const auto& profile : store::JsonArray(doc, "profiles")) {
+        timers.push_back(store::JsonString(profile, "timer"));
+      }
+      summary["profiles"] = timers.size();
+      summary["timers"] = timers;
+    }
+  } else if (kind == "dataloader") {
+    summary["batches"] = store::JsonInt(doc, "batches_total", 0);
+    summary["workers"] = store::JsonArray(doc, "workers").size();
+  }
+  return summary;
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadZstdFile(const std::string& path) {
+  LocalFileSystem fs;
+  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, fs.ReadFile(path));
+  std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (stream == nullptr) return InternalError("zstd cannot allocate a decompression stream");
+  std::string out;
+  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
+  size_t pending = 1;  // 0 once a frame ended exactly
+  while (in.pos < in.size) {
+    size_t before = out.size();
+    out.resize(before + ZSTD_DStreamOutSize());
+    ZSTD_outBuffer chunk{out.data() + before, out.size() - before, 0};
+    pending = ZSTD_decompressStream(stream.get(), &chunk, &in);
+    out.resize(before + chunk.pos);
+    if (ZSTD_isError(pending)) {
+      return DataLossError("'" + path + "' is not a zstd file: " + ZSTD_getErrorName(pending));
+    }
+    if (out.size() > kMaxDecompressedBytes) {
+      return DataLossError("'" + path + "' inflates past 1 GiB; not a stepscope detail file");
+    }
+  }
+  if (pending != 0) return DataLossError("'" + path + "' ends inside its zstd frame (truncated)");
+  return out;
+}
+
+StatusOr<nlohmann::json> ReadDetailDocument(const std::string& path) {
+  STEPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadZstdFile(path));
+  auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return DataLossError("'" + path + "' does not hold a JSON object");
+  return doc;
+}
+
+std::vector<DetailWindowFile> ListDetailWindows(const std::vector<store::NodeInfo>& nodes) {
+  std::vector<DetailWindowFile> windows;
+  LocalFileSystem fs;
+  for (const store::NodeInfo& node : nodes) {
+    const std::string directory = node.directory + "/detail";
+    auto names = fs.ListDirectory(directory);
+    if (!names.ok()) continue;  // no detail windows on this node
+    for (const std::string& name : *names) {
+      DetailWindowFile window;
+      if (!ParseFileName(name, window)) continue;
+      window.node = node.name;
+      window.path = directory + "/" + name;
+      window.file = BaseName(node.directory) + "/detail/" + name;
+      struct stat st;
+      window.bytes = stat(window.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+      auto doc = ReadDetailDocument(window.path);
+      if (!doc.ok()) {
+        window.error = doc.status().message();
+        windows.push_back(std::move(window));
+        continue;
+      }
+      window.kind = store::JsonString(*doc, "kind", window.kind);
+      window.pid = store::JsonInt(*doc, "pid", window.pid);
+      window.window = store::JsonInt(store::JsonObject(*doc, "window"), "index", window.window);
+      const nlohmann::json steps = store::JsonArray(*doc, "steps");
+      if (steps.size() == 2 && steps[0].is_number_integer() && steps[1].is_number_integer()) {
+        window.has_steps = true;
+        window.first_step = steps[0].get<int64_t>();
+        window.last_step = steps[1].get<int64_t>();
+      }
+      window.step_phase = store::JsonString(*doc, "step_phase");
+      window.start_ns = store::JsonInt(*doc, "start_ns", 0);
+      window.end_ns = store::JsonInt(*doc, "end_ns", 0);
+      window.complete = store::JsonBool(*doc, "complete", false);
+      window.summary = KindSummary(window.kind, *doc);
+      windows.push_back(std::move(window));
+    }
+  }
+  std::sort(windows.begin(), windows.end(), [](const DetailWindowFile& a, const DetailWindowFile& b) {
+    return std::tie(a.node, a.kind, a.pid, a.window) < std::tie(b.node, b.kind, b.pid, b.window);
+  });
+  return windows;
+}
+
+nlohmann::json DetailWindowsToJson(const std::vector<DetailWindowFile>& windows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const DetailWindowFile& w : windows) {
+    nlohmann::json steps = w.has_steps ? nlohmann::json::array({w.first_step, w.last_step}) : nlohmann::json();
+    nlohmann::json entry = {{"node", w.node},
+                            {"kind", w.kind},
+                            {"pid", w.pid},
+                            {"window", w.window},
+                            {"steps", steps},
+                            {"step_phase", w.step_phase},
+                            {"start_ns", w.start_ns},
+                            {"end_ns", w.end_ns},
+                            {"complete", w.complete},
+                            {"file", w.file},
+                            {"bytes", w.bytes},
+                            {"summary", w.summary}};
+    if (!w.error.empty()) entry["error"] = w.error;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+namespace {
+
+struct PyprofRow {
+  std::string file;
+  int64_t line = 0;
+  std::string name;
+  int64_t calls = 0;    // cprofile
+  int64_t samples = 0;  // sampling: samples with the function on the stack
+  double self_s = 0;
+  double cumulative_s = 0;
+};
+
+using RowKey = std::tuple<std::string, int64_t, std::string>;
+
+// One window's functions for one timer; steps and profiled time summed over its profiles.
+struct PyprofTable {
+  nlohmann::json header = nlohmann::json::object();
+  std::map<RowKey, PyprofRow> rows;
+  int64_t first_step = INT64_MAX;
+  int64_t last_step = INT64_MIN;
+  double profiled_s = 0;
+};
+
+void AddRow(PyprofTable& table, const nlohmann::json& function) {
+  PyprofRow row;
+  row.file = store::JsonString(function, "file");
+  row.line = store::JsonInt(function, "line", 0);
+  row.name = store::JsonString(function, "name");
+  PyprofRow& merged = table.rows.try_emplace(RowKey{row.file, row.line, row.name}, row).first->second;
+  merged.calls += store::JsonInt(function, "calls", 0);
+  merged.samples += store::JsonInt(function, "cumulative_samples", 0);
+  merged.self_s += store::JsonDouble(function, "self_s", 0);
+  merged.cumulative_s += store::JsonDouble(function, "cumulative_s", 0);
+}
+
+nlohmann::json FinishTable(PyprofTable& table, const PyprofOptions& options) {
+  std::vector<PyprofRow> rows;
+  rows.reserve(table.rows.size());
+  for (auto& [key, row] : table.rows) rows.push_back(std::move(row));
+  auto value = [&](const PyprofRow& r) { return options.sort == PyprofSort::kSelf ? r.self_s : r.cumulative_s; };
+  std::sort(rows.begin(), rows.end(), [&](const PyprofRow& a, const PyprofRow& b) {
+    if (value(a) != value(b)) return value(a) > value(b);
+    return std::tie(a.name, a.file, a.line) < std::tie(b.name, b.file, b.line);
+  });
+  nlohmann::json out = table.header;
+  out["steps"] = table.first_step <= table.last_step ? nlohmann::json::array({table.first_step, table.last_step})
+                                                     : nlohmann::json();
+  out["profiled_s"] = table.profiled_s;
+  out["functions_total"] = rows.size();
+  const bool sampling = out["profiler"] == "sampling";
+  nlohmann::json functions = nlohmann::json::array();
+  for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(options.top); ++i) {
+    nlohmann::json f = {{"name", rows[i].name}, {"file", rows[i].file}, {"line", rows[i].line},
+                        {"self_s", rows[i].self_s}, {"cumulative_s", rows[i].cumulative_s}};
+    f[sampling ? "samples" : "calls"] = sampling ? rows[i].samples : rows[i].calls;
+    functions.push_back(std::move(f));
+  }
+  out["functions"] = std::move(functions);
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json BuildPyprofTables(const std::vector<DetailWindowFile>& windows, const PyprofOptions& options) {
+  nlohmann::json tables = nlohmann::json::array();
+  for (const DetailWindowFile& window : windows) {
+    if (window.kind != "python" || !window.error.empty()) continue;
+    auto doc = ReadDetailDocument(window.path);
+    if (!doc.ok()) continue;
+    nlohmann::json header = {{"node", window.node}, {"pid", window.pid}, {"window", window.window},
+                             {"file", window.file}, {"step_phase", window.step_phase}};
+    if (store::JsonString(*doc, "profiler") == "sampling") {
+      PyprofTable table;
+      table.header = header;
+      table.header["profiler"] = "sampling";
+      table.header["timer"] = nullptr;
+      table.header["samples"] = store::JsonInt(*doc, "samples", 0);
+      table.header["interval_s"] = store::JsonDouble(*doc, "interval_s", 0);
+      if (window.has_steps) {
+        table.first_step = window.first_step;
+        table.last_step = window.last_step;
+      }
+      table.profiled_s = (window.end_ns - window.start_ns) / 1e9;
+      for (const auto& function : store::JsonArray(*doc, "functions")) AddRow(table, function);
+      tables.push_back(FinishTable(table, options));
+      continue;
+    }
+    // cProfile: one table per timer, merging the window's steps that used it (times of
+    // different timers do not add up).
+    std::vector<std::pair<std::string, PyprofTable>> by_timer;
+    for (const auto& profile : store::JsonArray(*doc, "profiles")) {
+      const std::string timer = store::JsonString(profile, "timer", "total_time");
+      auto it = std::find_if(by_timer.begin(), by_timer.end(), [&](const auto& entry) { return entry.first == timer; });
+      if (it == by_timer.end()) {
+        PyprofTable table;
+        table.header = header;
+        table.header["profiler"] = "cprofile";
+        table.header["timer"] = timer;
+        by_timer.emplace_back(timer, std::move(table));
+        it = std::prev(by_timer.end());
+      }
+      PyprofTable& table = it->second;
+      if (int64_t step = store::JsonInt(profile, "step", -1); step >= 0) {
+        table.first_step = std::min(table.first_step, step);
+        table.last_step = std::max(table.last_step, step);
+      }
+      table.profiled_s += (store::JsonInt(profile, "end_ns", 0) - store::JsonInt(profile, "start_ns", 0)) / 1e9;
+      for (const auto& function : store::JsonArray(profile, "functions")) AddRow(table, function);
+    }
+    for (auto& [timer, table] : by_timer) tables.push_back(FinishTable(table, options));
+  }
+  return tables;
+}
+
+std::string FormatPyprofTables(const nlohmann::json& tables) {
+  std::string out;
+  char line[512];
+  for (const auto& table : tables) {
+    const bool sampling = store::JsonString(table, "profiler") == "sampling";
+    const std::string phase = store::JsonString(table, "step_phase");
+    std::string steps = "no steps";
+    if (const auto range = store::JsonArray(table, "steps"); range.size() == 2) {
+      steps = range[1] == range[0] ? phase + " step " + range[0].dump()
+                                   : phase + " steps " + range[0].dump() + "-" + range[1].dump();
+    }
+    std::string how = sampling ? "sampling, " + std::to_string(store::JsonInt(table, "samples", 0)) + " samples"
+                               : "cprofile, timer " + store::JsonString(table, "timer");
+    std::snprintf(line, sizeof line, "python profile: node %s, pid %lld, window %lld, %s, %s, %.3f s, %lld functions\n",
+                  store::JsonString(table, "node").c_str(), static_cast<long long>(store::JsonInt(table, "pid", 0)),
+                  static_cast<long long>(store::JsonInt(table, "window", 0)), steps.c_str(), how.c_str(),
+                  store::JsonDouble(table, "profiled_s", 0),
+                  static_cast<long long>(store::JsonInt(table, "functions_total", 0)));
+    out += line;
+    std::snprintf(line, sizeof line, "  %12s %12s %9s  %s\n", "self s", "cum s", sampling ? "samples" : "calls",
+                  "function");
+    out += line;
+    for (const auto& f : store::JsonArray(table, "functions")) {
+      std::string where;
+      const std::string file = store::JsonString(f, "file");
+      if (!file.empty() && file != "~") where = "  " + file + ":" + std::to_string(store::JsonInt(f, "line", 0));
+      std::snprintf(line, sizeof line, "  %12.6f %12.6f %9lld  ", store::JsonDouble(f, "self_s", 0),
+                    store::JsonDouble(f, "cumulative_s", 0),
+                    static_cast<long long>(store::JsonInt(f, sampling ? "samples" : "calls", 0)));
+      out += line + store::JsonString(f, "name") + where + "\n";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+int PyprofCommand(const PyprofOptions& options) {
+  auto run = store::RunReader::Open(options.run);
+  if (!run.ok()) {
+    std::fprintf(stderr, "stepscope pyprof: %s\n", run.status().message().c_str());
+    return 1;
+  }
+  nlohmann::json tables = BuildPyprofTables(ListDetailWindows(run->nodes()), options);
+  if (tables.empty()) {
+    std::fprintf(stderr,
+                 "stepscope pyprof: '%s' holds no Python profile; python detail windows write "
+                 "<node>/detail/python-<pid>-<window>.json.zst "
+                 "(default: TRAIN steps 9-11, see docs/detail-windows.md)\n",
+                 options.run.c_str());
+    return 1;
+  }
+  const char* sort = options.sort == PyprofSort::kSelf ? "self" : "cumulative";
+  const nlohmann::json document = {{"schema_version", kPyprofSchemaVersion}, {"sort", sort}, {"tables", tables}};
+  std::string text = options.json ? document.dump(2) + "\n" : FormatPyprofTables(tables);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
+
+}  // namespace stepscope::cli

@@ -1,0 +1,61 @@
+"""Fixtures for end-to-end tests of the run configuration and `stepscope ctl`.
+
+The tests run the real binary (STEPSCOPE_CLI, set by ctest to the built target) on real Python
+jobs and read runs back from their manifests, config.json and stepscope._core.read_run().
+"""
+import os
+import subprocess
+
+import pytest
+
+from ctl_helpers import PYTHON
+
+
+@pytest.fixture(scope="session")
+def cli():
+    path = os.environ.get("STEPSCOPE_CLI")
+    if not path or not os.path.exists(path):
+        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
+    return path
+
+
+@pytest.fixture
+def run_stepscope(cli):
+    """Runs `stepscope ARGS...` to completion and returns the CompletedProcess (text mode)."""
+
+    def run(*args, timeout=120, **kwargs):
+        return subprocess.run([cli, *args], capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, **kwargs)
+
+    return run
+
+
+@pytest.fixture
+def start_job(cli):
+    """Starts `stepscope run ARGS... -- python3 -c SCRIPT` in the background; returns the Popen
+    (stdout is the job's, line by line). Ends whatever is left at teardown."""
+    started = []
+
+    def start(args, script, env=None):
+        proc = subprocess.Popen([cli, "run", *args, "--", PYTHON, "-c", script], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                env=None if env is None else {**os.environ, **env})
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def core():
+    """stepscope._core of the build tree (PYTHONPATH, set by ctest)."""
+    try:
+        from stepscope import _core
+    except ImportError as error:
+        pytest.fail(f"the stepscope package must be importable (PYTHONPATH=<build>/python): {error}")
+    return _core
+

@@ -1,0 +1,35 @@
+"""Helpers shared by the tests of tests/ctl (plain functions; fixtures live in conftest.py)."""
+import json
+import os
+import time
+
+PYTHON = "/usr/bin/python3"
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def wait_for_line(proc, prefix, timeout=60):
+    """Reads the job's stdout until a line starting with `prefix`; returns it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise AssertionError(f"the job ended before printing {prefix!r}: {proc.stderr.read()}")
+        if line.startswith(prefix):
+            return line.strip()
+    raise AssertionError(f"no {prefix!r} from the job within {timeout} s")
+
+
+def wait_until_running(node_dir, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if read_json(os.path.join(node_dir, "manifest.json")).get("status") == "running":
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"{node_dir} never reached status running")

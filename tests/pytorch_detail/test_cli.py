@@ -1,0 +1,117 @@
+"""`stepscope pyprof` and the detail windows in `stepscope info`."""
+
+import json
+import os
+import re
+
+from conftest import PYTHON, script
+
+NUMBER = r"\d+\.\d{6}"
+
+
+def test_pyprof_prints_one_table_per_step_and_timer(default_run, stepscope):
+    result = stepscope("pyprof", default_run.dir, "--top", "3")
+    assert result.returncode == 0, result.stderr
+    tables = result.stdout.split("\n\n")
+    assert tables[-1] == ""
+    pid = default_run.main_pid
+    expected = [(9, "total_time"), (10, "cpu_time"), (11, "off_cpu_time")]
+    assert len(tables) - 1 == len(expected)
+    for text, (step, timer) in zip(tables, expected):
+        lines = text.splitlines()
+        assert re.fullmatch(rf"python profile: node n, pid {pid}, window 2, TRAIN step {step}, cprofile, "
+                            rf"timer {timer}, \d+\.\d{{3}} s, \d+ functions", lines[0]), lines[0]
+        assert lines[1] == "        self s        cum s     calls  function"
+        assert len(lines) == 2 + 3
+        for row in lines[2:]:
+            assert re.fullmatch(rf"  +{NUMBER} +{NUMBER} +\d+  \S.*", row), row
+    # total_time, sorted by self time: the 50 ms sleep inside train_step comes first.
+    assert re.fullmatch(rf" +{NUMBER} +{NUMBER} +1  <built-in method time.sleep>", tables[0].splitlines()[2])
+
+
+def test_pyprof_json_sorts_by_the_requested_time(default_run, stepscope):
+    for sort, key in (("self", "self_s"), ("cumulative", "cumulative_s")):
+        result = stepscope("pyprof", default_run.dir, "--top", "5", "--sort", sort, "--json")
+        assert result.returncode == 0, result.stderr
+        out = json.loads(result.stdout)
+        assert (out["schema_version"], out["sort"]) == (1, sort)
+        assert [(t["window"], t["steps"], t["timer"], t["profiler"]) for t in out["tables"]] == [
+            (2, [9, 9], "total_time", "cprofile"), (2, [10, 10], "cpu_time", "cprofile"),
+            (2, [11, 11], "off_cpu_time", "cprofile")]
+        for table in out["tables"]:
+            values = [f[key] for f in table["functions"]]
+            assert len(values) == 5 and values == sorted(values, reverse=True)
+        total = out["tables"][0]["functions"]
+        if sort == "cumulative":  # train_step holds the sleep: no function below the loop costs more
+            assert [(f["name"], f["file"], f["calls"]) for f in total if f["name"] == "train_step"] == [
+                ("train_step", script("train_loop.py"), 1)]
+
+
+def test_pyprof_without_python_windows_fails_with_one_line(cli, stepscope, tmp_path):
+    result = stepscope("run", "--out", tmp_path, "--job", "plain", "--node", "n", "--no-detail", "--", PYTHON,
+                       "-c", "pass")
+    assert result.returncode == 0, result.stderr
+    result = stepscope("pyprof", tmp_path / "plain")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"stepscope pyprof: '{tmp_path / 'plain'}' holds no Python profile; python detail "
+                             "windows write <node>/detail/python-<pid>-<window>.json.zst (default: TRAIN steps "
+                             "9-11, see docs/detail-windows.md)\n")
+    result = stepscope("pyprof", tmp_path / "plain", "--sort", "total")
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+
+
+def test_info_json_lists_every_window_file(default_run, stepscope):
+    result = stepscope("info", default_run.dir, "--json")
+    assert result.returncode == 0, result.stderr
+    windows = json.loads(result.stdout)["detail_windows"]
+    pid = default_run.main_pid
+    listed = [{k: w[k] for k in ("node", "kind", "pid", "window", "steps", "step_phase", "complete", "file")}
+              for w in windows]
+    assert listed == [
+        {"node": "n", "kind": "dataloader", "pid": pid, "window": 1, "steps": [7, 7], "step_phase": "TRAIN",
+         "complete": True, "file": f"n/detail/dataloader-{pid}-1.json.zst"},
+        {"node": "n", "kind": "operators", "pid": pid, "window": 0, "steps": [5, 5], "step_phase": "TRAIN",
+         "complete": True, "file": f"n/detail/operators-{pid}-0.json.zst"},
+        {"node": "n", "kind": "python", "pid": pid, "window": 2, "steps": [9, 11], "step_phase": "TRAIN",
+         "complete": True, "file": f"n/detail/python-{pid}-2.json.zst"},
+    ]
+    for window in windows:
+        doc = default_run.doc(window["kind"])
+        assert window["bytes"] == os.path.getsize(default_run.dir / window["file"])
+        assert (window["start_ns"], window["end_ns"]) == (doc["start_ns"], doc["end_ns"])
+    assert windows[0]["summary"] == {"batches": 1, "workers": 1}
+    assert windows[1]["summary"] == {"profiler": default_run.doc("operators")["profiler"],
+                                     "events": default_run.doc("operators")["events_total"], "events_capped": False,
+                                     "device_events": 0, "operators": len(default_run.doc("operators")["operators"])}
+    assert windows[2]["summary"] == {"profiler": "cprofile", "profiles": 3,
+                                     "timers": ["total_time", "cpu_time", "off_cpu_time"]}
+
+
+def test_info_text_has_a_line_per_window(default_run, stepscope):
+    result = stepscope("info", default_run.dir)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("detail ")]
+    pid = default_run.main_pid
+    size = r"\d+(\.\d)? (B|KiB|MiB)"
+    patterns = [rf"detail     dataloader pid {pid} window 1, TRAIN steps 7-7, \d+\.\d{{3}} s, {size}  "
+                rf"n/detail/dataloader-{pid}-1\.json\.zst",
+                rf"detail     operators pid {pid} window 0, TRAIN steps 5-5, \d+\.\d{{3}} s, {size}  "
+                rf"n/detail/operators-{pid}-0\.json\.zst",
+                rf"detail     python pid {pid} window 2, TRAIN steps 9-11, \d+\.\d{{3}} s, {size}  "
+                rf"n/detail/python-{pid}-2\.json\.zst"]
+    assert len(lines) == 3
+    for line, pattern in zip(lines, patterns):
+        assert re.fullmatch(pattern, line), line
+
+
+def test_info_lists_a_damaged_file_with_its_error(default_run, stepscope, tmp_path):
+    import shutil
+    copy = tmp_path / "copy"
+    shutil.copytree(default_run.dir, copy)
+    damaged = copy / "n" / "detail" / f"python-{default_run.main_pid}-2.json.zst"
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    result = stepscope("info", copy, "--json")
+    assert result.returncode == 0, result.stderr
+    (entry,) = [w for w in json.loads(result.stdout)["detail_windows"] if w["kind"] == "python"]
+    assert entry["error"] == f"'{damaged}' ends inside its zstd frame (truncated)"
+    assert entry["steps"] is None and entry["window"] == 2 and entry["bytes"] == 100

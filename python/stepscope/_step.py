@@ -13,7 +13,7 @@ _step_observer = None
 
 
 def set_step_observer(observer):
-    """``observer`` has user_step_begin(phase_code, number) and user_step_end(phase_code, number)."""
+    """``observer`` has user_step_begin(phase_code, number, ticks) and user_step_end(phase_code, number, ticks)."""
     global _step_observer
     _step_observer = observer
 
@@ -54,21 +54,31 @@ class step:  # noqa: N801 -- lower case like the other context managers of the A
         number = self._number
         if observer is not None and number == _core.AUTO_STEP:
             number = _core.next_step_number(self._phase)  # the observer needs it now
+        if observer is not None:
+            if _core.is_enabled():
+                # The observer marks the lifecycle at the step's own timestamp.
+                ticks = _core.now()
+                _core.step_begin_at(self._phase, number, ticks)
+                self._open += 1
+                self._current = number
+                observer.user_step_begin(self._phase, number, ticks)
+            return self
         # Count only steps that began in the recording, so an exit never records an orphan end.
         if _core.step_begin(self._phase, number):
             self._open += 1
             self._current = number
-            if observer is not None:
-                observer.user_step_begin(self._phase, number)
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
         if self._open:
             self._open -= 1
-            _core.step_end(self._phase, self._number)
             observer = _step_observer
             if observer is not None:
-                observer.user_step_end(self._phase, self._current)
+                ticks = _core.now()
+                _core.step_end_at(self._phase, self._number, ticks)
+                observer.user_step_end(self._phase, self._current, ticks)
+            else:
+                _core.step_end(self._phase, self._number)
         return False
 
     def __repr__(self):

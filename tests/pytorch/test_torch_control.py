@@ -89,10 +89,6 @@ def test_stepscope_torch_0_turns_instrumentation_off(run_example):
     assert [e["name"] for e in run.events] == ["Lifecycle:ProcessStart"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug reported to the lead: with explicit steps, Lifecycle:FirstStep is missing (step before "
-    "next()) or marks the withdrawn automatic step (for x in loader), and Lifecycle:LastStep is "
-    "never recorded: StepTracker.user_step_begin/user_step_end do not mark them"))
 @pytest.mark.parametrize("loop", sorted(EXPLICIT_LOOPS))
 def test_explicit_steps_mark_the_lifecycle(run_example, tmp_path, loop):
     """Spec §2.1: the lifecycle (first step = end of initialization, last step) of every job."""

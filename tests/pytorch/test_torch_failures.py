@@ -71,7 +71,9 @@ def test_a_job_killed_mid_epoch_keeps_every_reported_step(cli, run_stepscope_inf
     assert len(open_steps) <= 1
     for step in open_steps:
         assert step["start_ns"] >= finished[-1]["end_ns"]
-    assert run_stepscope_info(run.dir)["counts"]["steps"]["TRAIN"] == len(finished)
+    # The step cut short keeps the phase predicted when it began (TRAIN) and counts as one.
+    assert [s["phase"] for s in open_steps] == ["TRAIN"] * len(open_steps)
+    assert run_stepscope_info(run.dir)["counts"]["steps"]["TRAIN"] == len(finished) + len(open_steps)
     # Killed: no exit or last-step marks, and nothing was dropped.
     names = Counter(e["name"] for e in run.instants() if e["name"].startswith("Lifecycle:"))
     assert names == Counter(["Lifecycle:ProcessStart", "Lifecycle:FirstStep"])

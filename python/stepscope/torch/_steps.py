@@ -124,13 +124,17 @@ class StepTracker:
         else:
             self.end_step(_core.now())
 
-    def user_step_begin(self, phase, number):
-        """An explicit stepscope.step() began: detail windows follow it."""
+    def user_step_begin(self, phase, number, ticks):
+        """An explicit stepscope.step() began at `ticks`: the lifecycle and detail windows follow it."""
         self.user_step_seen()
+        if not self._first_step_recorded:
+            self._first_step_recorded = True
+            _core.mark_at("Lifecycle:FirstStep", ticks)
         for listener in self.listeners:
             listener.on_step_begin(phase, number)
 
-    def user_step_end(self, phase, number):
+    def user_step_end(self, phase, number, ticks):
+        self._last_step_end_ticks = ticks
         for listener in self.listeners:
             listener.on_step_end(phase, number)
 
@@ -139,11 +143,10 @@ class StepTracker:
     def begin_step(self, source, ticks, predicted_phase):
         if self._user_steps or not _core.is_enabled():
             return
-        _core.step_begin_at(GLOBAL, _core.DEFERRED_STEP, ticks)
+        # The begin carries the predicted phase, which a step cut short (the job killed mid-step)
+        # keeps; a finished step takes the phase its end decides.
+        _core.step_begin_at(predicted_phase, _core.DEFERRED_STEP, ticks)
         self._open = _OpenStep(source, ticks, predicted_phase, self._numbers[predicted_phase])
-        if not self._first_step_recorded:
-            self._first_step_recorded = True
-            _core.mark_at("Lifecycle:FirstStep", ticks)
         for listener in self.listeners:
             listener.on_step_begin(predicted_phase, self._open.predicted_number)
 
@@ -156,6 +159,10 @@ class StepTracker:
         number = self._numbers[phase]
         self._numbers[phase] += 1
         _core.step_end_at(phase, number, ticks)
+        # Marked once the first step is known to be one (an automatic step can be withdrawn).
+        if not self._first_step_recorded:
+            self._first_step_recorded = True
+            _core.mark_at("Lifecycle:FirstStep", open_step.begin_ticks)
         self._last_step_end_ticks = ticks
         if open_step.source != "model":
             self._last_phase_by_source[open_step.source] = phase

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include <random>
-#include <vector>
+#include <span>
 
 #include "store/block_codec.h"
 #include "store/varint.h"
@@ -54,9 +54,9 @@ Status StreamWriter::AppendStats(std::string_view json) {
 }
 
 Status StreamWriter::AppendBlockFrame(BlockHeader* block, uint32_t count) {
-  // Copy first: encoding straight from the mapping would race with nothing (the block is ours)
-  // but a copy keeps the encoder independent of the ring layout.
-  std::vector<RawRecord> records(RingFile::Records(block), RingFile::Records(block) + count);
+  // The first `count` records were published (count loaded with acquire) and are never
+  // rewritten while the block is sealed or open, so they are encoded in place.
+  std::span<const RawRecord> records(RingFile::Records(block), count);
   std::string payload = EncodeBlock(block->seq, block->tid, block->dropped_before, records, zstd_level_);
   std::lock_guard lock(log_mutex_);
   return log_->Append(FrameType::kBlock, payload);

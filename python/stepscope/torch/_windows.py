@@ -311,17 +311,7 @@ class WindowScheduler:
         for window in list(self._open.values()):
             if window.spec.is_time_window and now >= window.spec.end_unix_time:
                 self._close(window, complete=True)
-        for entry in list(self._pending):
-            index, spec = entry
-            if spec.kind in self._open:
-                continue
-            if spec.is_step_window:
-                if spec.phase != phase or number < spec.start_step:
-                    continue
-            elif not self._time_window_due(entry, now):
-                continue
-            self._pending.remove(entry)
-            self._open_window(index, spec)
+        self._open_due(now, lambda spec: spec.phase == phase and number >= spec.start_step)
         self._refresh()
 
     def _step_end(self, phase, number):
@@ -352,18 +342,23 @@ class WindowScheduler:
                 self._close(window, complete=True)
         # Windows that open at a step end, so that the next step's wait for its batch is inside:
         # due time windows, and data-loader windows whose first step is next.
+        self._open_due(now, lambda spec: spec.opens_early and spec.phase == phase and number + 1 >= spec.start_step)
+        self._refresh()
+
+    def _open_due(self, now, step_window_due):
+        """Opens the pending windows that are due: step windows for which `step_window_due(spec)`
+        holds, time windows whose start has come; one open window per kind."""
         for entry in list(self._pending):
             index, spec = entry
             if spec.kind in self._open:
                 continue
             if spec.is_step_window:
-                if not spec.opens_early or spec.phase != phase or number + 1 < spec.start_step:
+                if not step_window_due(spec):
                     continue
             elif not self._time_window_due(entry, now):
                 continue
             self._pending.remove(entry)
             self._open_window(index, spec)
-        self._refresh()
 
     def _time_window_due(self, entry, now):
         index, spec = entry

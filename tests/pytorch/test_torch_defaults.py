@@ -30,6 +30,19 @@ def test_steps_and_always_on_spans_are_unchanged_by_windows(defaults):
     assert defaults.problems == []
 
 
+def test_closing_a_window_costs_no_step_time(defaults):
+    # Stopping a window's collector happens between two steps; converting and writing its data
+    # happens on the writer thread. No step holds stepscope's own work.
+    inside, outside = defaults.spans_by_step()
+    for step, names in inside:
+        assert names["DetailWindowStop"] == 0 and names["DetailWindowWrite"] == 0, step
+    assert outside["DetailWindowStop"] == 3
+    stops = [s for s in defaults.spans(pid=defaults.main_pid) if s["name"] == "DetailWindowStop"]
+    writes = [s for s in defaults.spans(pid=defaults.main_pid) if s["name"] == "DetailWindowWrite"]
+    assert len(writes) == 3
+    assert {s["tid"] for s in writes}.isdisjoint({s["tid"] for s in stops})
+
+
 def test_each_default_window_covers_its_steps(defaults):
     windows = {s["name"]: s for s in defaults.spans() if s["name"].startswith("DetailWindow:")}
     assert sorted(windows) == ["DetailWindow:dataloader", "DetailWindow:operators",

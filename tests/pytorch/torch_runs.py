@@ -19,7 +19,7 @@ DETAIL_SPANS = ("DataLoaderFetchSample", "DataLoaderCollate")
 
 
 def is_detail_span(name):
-    return name.startswith("DetailWindow:") or name in DETAIL_SPANS
+    return name.startswith("DetailWindow") or name in DETAIL_SPANS
 
 
 def launch(cli, out, job, python_args, env=None, detail=False, **popen_kwargs):

@@ -154,3 +154,46 @@ def test_profiler_choice_follows_capabilities():
     profiler = make()
     assert (mode, type(profiler), profiler.record_shapes) == ("legacy", torch.autograd.profiler.profile, True)
     assert _operators.choose_profiler()[0] == ("kineto" if torch.autograd.kineto_available() else "legacy")
+
+
+def _one_training_step(model, optimizer):
+    optimizer.zero_grad()
+    loss = model(torch.ones(4, 8)).sum()
+    loss.backward()
+    optimizer.step()
+
+
+def _profile_one_step(stop):
+    """Profiles one identical training step with this torch's legacy profiler, stopped by `stop`
+    (profiler -> profiler with its events parsed); the (name, shapes) of its operators."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    _one_training_step(model, optimizer)  # warm-up: first-call allocations differ
+    _, _, factory = _operators.choose_profiler(kineto=False, cuda=False)
+    profiler = factory()
+    profiler.__enter__()
+    _one_training_step(model, optimizer)
+    stopped = stop(profiler)
+    return sorted((e.name, str(e.input_shapes)) for e in stopped.function_events), stopped
+
+
+def test_stopping_now_and_parsing_later_gives_what_exit_gives():
+    """stop_profiler's split (disable on the training thread, parse on the writer thread) must
+    give the events torch's own __exit__ would: same operators with the same shapes, a tree."""
+    def with_exit(profiler):
+        profiler.__exit__(None, None, None)
+        return profiler
+
+    def split(profiler):
+        assert _operators._parse_later_possible(profiler)  # torch 1.13 takes the split path
+        finish = _operators.stop_profiler(profiler)
+        assert profiler.function_events is None  # nothing parsed on the training thread
+        return finish()
+
+    # As sets: torch 1.13 records one aten::sum more or less from run to run, either way.
+    expected, _ = _profile_one_step(with_exit)
+    got, stopped = _profile_one_step(split)
+    assert set(got) == set(expected) and len(got) > 20
+    assert any(e.cpu_children for e in stopped.function_events)  # _build_tree ran
+    assert stopped.key_averages()  # what the payload asks for next

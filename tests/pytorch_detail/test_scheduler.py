@@ -3,7 +3,7 @@ collectors in this process (which does not record: the record calls are no-ops h
 
 import pytest
 
-from stepscope.torch import _windows
+from stepscope.torch import _window_writer, _windows
 
 TRAIN, EVAL = 0, 1
 
@@ -53,7 +53,7 @@ def harness(monkeypatch):
 
     def make(*windows):
         specs = [_windows.WindowSpec.from_json(w, f"window {i}", "test") for i, w in enumerate(windows)]
-        return _windows.WindowScheduler(specs)
+        return _windows.WindowScheduler(specs, writer=_window_writer.InlineWriter())
 
     make.log, make.documents, make.clock = log, documents, clock
     return make

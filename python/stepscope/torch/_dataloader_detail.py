@@ -355,10 +355,18 @@ class DataLoaderCollector:
 
     def _take_worker_lines(self):
         """The batch lines workers wrote for this window; removes them and any stale ones of
-        earlier windows of this process (lines written after their window was collected)."""
+        earlier windows of this process (lines written after their window was collected). Files
+        of later windows are left alone: this runs on the writer thread, possibly after the
+        next data-loader window opened."""
         batches = []
         own = _batch_file_prefix(self._directory, os.getpid(), self.window)
         for path in glob.glob(os.path.join(self._directory, f".dataloader-{os.getpid()}-*.jsonl")):
+            try:
+                window = int(os.path.basename(path).split("-")[2])
+            except (IndexError, ValueError):
+                continue  # not a name this module writes
+            if window > self.window:
+                continue
             try:
                 if path.startswith(own):
                     batches.extend(_read_batch_lines(path))
@@ -368,16 +376,23 @@ class DataLoaderCollector:
         return batches
 
     def stop(self):
-        self._end_signal()
-        batches = self._take_worker_lines() + self.main_batches
-        batches.sort(key=lambda b: (b["start_ns"], b["worker_id"]))
-        return {
-            "signal_file": os.path.basename(signal_path(self._directory, os.getpid())),
-            "batches": batches[:MAX_BATCHES],
-            "batches_total": len(batches),
-            "batches_capped": len(batches) > MAX_BATCHES,
-            "workers": _worker_summary(batches),
-        }
+        self._end_signal()  # workers stop timing batches from their next one
+        main_batches, self.main_batches = self.main_batches, []
+        directory = self._directory
+
+        def payload():
+            # Off the training thread: reading the workers' batch files is file I/O.
+            batches = self._take_worker_lines() + main_batches
+            batches.sort(key=lambda b: (b["start_ns"], b["worker_id"]))
+            return {
+                "signal_file": os.path.basename(signal_path(directory, os.getpid())),
+                "batches": batches[:MAX_BATCHES],
+                "batches_total": len(batches),
+                "batches_capped": len(batches) > MAX_BATCHES,
+                "workers": _worker_summary(batches),
+            }
+
+        return payload
 
     def discard(self):
         self._end_signal()

@@ -177,8 +177,52 @@ def operators_table(averages):
     return rows
 
 
+def _parse_later_possible(profiler):
+    """Whether ``profiler`` (an autograd profile) parses its results inside ``__exit__`` the way
+    torch 1.13 to 2.0 do: ``kineto_results = _disable_profiler()``, then ``_parse_kineto_results``
+    and ``EventList(...)._build_tree()``. Those versions spend most of ``__exit__`` (milliseconds
+    to seconds: per event Python work) in the parsing, on the training thread. Newer torch parses
+    lazily on the first ``function_events`` access, and an unknown layout stops the usual way."""
+    return (type(profiler).__module__ == "torch.autograd.profiler"
+            and hasattr(profiler, "_parse_kineto_results")
+            and not hasattr(profiler, "_ensure_function_events")
+            and hasattr(torch.autograd.profiler, "_disable_profiler")
+            and hasattr(torch.autograd.profiler, "EventList")
+            and getattr(profiler, "enabled", False)
+            and getattr(profiler, "entered", False))
+
+
+def stop_profiler(profiler):
+    """Stops collecting on the calling thread (the thread that started it: torch keeps the
+    profiler's state per thread) and returns a function, to be called on any thread, that
+    finishes the parsing and returns the profiler. See ``_parse_later_possible``."""
+    inner = getattr(profiler, "profiler", None)  # torch.profiler.profile wraps an autograd profile
+    autograd_profile = inner if inner is not None else profiler
+    if not _parse_later_possible(autograd_profile) or getattr(autograd_profile, "use_cuda", False):
+        # With CUDA, __exit__ also synchronizes the device: stay on the documented path.
+        profiler.__exit__(None, None, None)
+        return lambda: profiler
+    autograd_profile.kineto_results = torch.autograd.profiler._disable_profiler()
+    if inner is not None:
+        profiler.profiler = None  # as stop_trace leaves it; the wrapper is done
+
+    def parse():
+        parsed = autograd_profile._parse_kineto_results(autograd_profile.kineto_results)
+        events = torch.autograd.profiler.EventList(
+            parsed, use_cuda=autograd_profile.use_cuda, profile_memory=autograd_profile.profile_memory,
+            with_flops=autograd_profile.with_flops)
+        events._build_tree()
+        autograd_profile.function_events = events
+        return autograd_profile
+
+    return parse
+
+
 class OperatorsCollector:
-    """Runs the chosen torch profiler from start() to stop(); see the module docstring."""
+    """Runs the chosen torch profiler from start() to stop(); see the module docstring.
+
+    stop() only stops collecting (on the training thread) and returns a function that converts
+    the events off that thread (the window scheduler's writer thread calls it)."""
 
     def __init__(self, max_events=MAX_EVENTS, choice=None):
         self._max_events = max_events
@@ -196,33 +240,36 @@ class OperatorsCollector:
     def step_ended(self, phase, number, more):
         pass
 
-    def _finish(self):
-        profiler, self._profiler = self._profiler, None
-        if profiler is not None:
-            profiler.__exit__(None, None, None)
-        return profiler
-
     def stop(self):
-        profiler = self._finish()
-        events_of = getattr(profiler, "events", None)
-        events = events_of() if callable(events_of) else profiler.function_events
-        start_ns, clock, error_ns = profiler_start_ns(profiler, self._before_ns, self._after_ns)
-        payload = {
-            "profiler": self._mode,
-            "torch_version": torch.__version__,
-            "cuda": bool(self._cuda),
-            "clock": clock,
-            "clock_error_ns": error_ns,
-            "profiler_start_ns": start_ns,
-        }
-        payload.update(events_payload(events or [], start_ns, self._max_events))
-        payload["operators"] = operators_table(profiler.key_averages()) if events else []
+        profiler, self._profiler = self._profiler, None
+        finish_parsing = stop_profiler(profiler)
+        before_ns, after_ns = self._before_ns, self._after_ns
+
+        def payload():
+            stopped = finish_parsing()
+            events_of = getattr(stopped, "events", None)
+            events = events_of() if callable(events_of) else stopped.function_events
+            start_ns, clock, error_ns = profiler_start_ns(stopped, before_ns, after_ns)
+            result = {
+                "profiler": self._mode,
+                "torch_version": torch.__version__,
+                "cuda": bool(self._cuda),
+                "clock": clock,
+                "clock_error_ns": error_ns,
+                "profiler_start_ns": start_ns,
+            }
+            result.update(events_payload(events or [], start_ns, self._max_events))
+            result["operators"] = operators_table(stopped.key_averages()) if events else []
+            return result
+
         return payload
 
     def discard(self):
-        self._finish()
+        profiler, self._profiler = self._profiler, None
+        if profiler is not None:
+            profiler.__exit__(None, None, None)
 
     def abandon_in_child(self):
         # A forked child inherited an enabled profiler (thread-local callbacks of the forking
         # thread): stop it so the worker does not collect for nobody.
-        self._finish()
+        self.discard()

@@ -18,7 +18,8 @@ Two profilers:
   thread's stack with ``sys._current_frames()`` and adds it to a call tree with counts.
 
 Threading: start/step_ended/stop run on the training thread; the sampler thread owns its tree
-until stop() joins it.
+until stop() joins it. stop() returns a function that builds the window's document; the window
+scheduler calls it on its writer thread, so conversion never lengthens a step.
 """
 
 import cProfile
@@ -72,7 +73,7 @@ class CProfileCollector:
         self._profile = None
         self._timer = None
         self._start_ns = 0
-        self.profiles = []
+        self._finished = []  # (profile, step, phase, timer, start_ns, end_ns), converted in stop()
 
     def _begin(self):
         timer = self._timers[self._next_timer % len(self._timers)]
@@ -83,13 +84,11 @@ class CProfileCollector:
         self._profile.enable()
 
     def _finish(self, phase, number):
+        # Only stop the profile here (the training thread); pstats conversion runs in stop()'s
+        # returned function, off that thread.
         profile, self._profile = self._profile, None
         profile.disable()
-        end_ns = time.time_ns()
-        rows, total, capped = function_stats(pstats.Stats(profile).stats)
-        self.profiles.append({"step": number, "phase": phase, "timer": self._timer, "start_ns": self._start_ns,
-                              "end_ns": end_ns, "functions": rows, "functions_total": total,
-                              "functions_capped": capped})
+        self._finished.append((profile, number, phase, self._timer, self._start_ns, time.time_ns()))
 
     def start(self):
         if sys.getprofile() is not None:
@@ -106,7 +105,19 @@ class CProfileCollector:
     def stop(self):
         if self._profile is not None:  # an explicit window's last stretch, after its last step
             self._finish(None, None)
-        return {"profiler": "cprofile", "timers": list(self._timers), "profiles": self.profiles}
+        finished, self._finished = self._finished, []
+        timers = list(self._timers)
+
+        def payload():
+            profiles = []
+            for profile, number, phase, timer, start_ns, end_ns in finished:
+                rows, total, capped = function_stats(pstats.Stats(profile).stats)
+                profiles.append({"step": number, "phase": phase, "timer": timer, "start_ns": start_ns,
+                                 "end_ns": end_ns, "functions": rows, "functions_total": total,
+                                 "functions_capped": capped})
+            return {"profiler": "cprofile", "timers": timers, "profiles": profiles}
+
+        return payload
 
     def discard(self):
         if self._profile is not None:
@@ -196,7 +207,11 @@ class SamplingCollector:
             self._elapsed = time.perf_counter() - self._start
 
     def stop(self):
-        self._join()
+        self._join()  # the sampler thread owns the tree until here
+        return self._payload
+
+    def _payload(self):
+        """The call tree and per-function table (runs on the writer thread, after stop())."""
         seconds_per_sample = self._elapsed / self._ticks if self._ticks else self._interval_s
         tree = [{"id": i, "parent": self._parents[i], "file": code.co_filename, "line": code.co_firstlineno,
                  "name": code.co_name, "samples": self._samples[i], "self_samples": self._self_samples[i]}

@@ -63,7 +63,9 @@ class StepTracker:
         self._first_step_recorded = False
         self._last_step_end_ticks = None
         self._user_steps = False
-        self.listeners = []  # objects with on_step_begin(phase, number) / on_step_end(phase, number)
+        # Objects with on_step_begin(phase, number) and on_step_end(phase, number); the latter
+        # returns True when it did work worth leaving out of the next step (a window closed).
+        self.listeners = []
         atexit.register(self.at_exit)
         os.register_at_fork(after_in_child=self._forget_after_fork)
 
@@ -80,7 +82,8 @@ class StepTracker:
         if id(module) == self._anchor_model_id and (open_step is None or open_step.source == "model"):
             # Rule 2: the anchor model's forward begins a step unless a loader drives the loop.
             ticks = _core.now()
-            self.end_step(ticks)
+            if self.end_step(ticks):
+                ticks = _core.now()  # after a window's stop: stepscope's time is in no step
             self.begin_step("model", ticks, TRAIN if training else EVAL)
             open_step = self._open
         if open_step is not None:
@@ -95,8 +98,8 @@ class StepTracker:
     def loader_asks(self, iterator_id):
         """The loop asks a DataLoader iterator for a batch: the step it was in is over."""
         ticks = _core.now()
-        if self._open is not None and self._open.source == iterator_id:
-            self.end_step(ticks)
+        if self._open is not None and self._open.source == iterator_id and self.end_step(ticks):
+            ticks = _core.now()  # after a window's stop: stepscope's time is in no step
         return ticks
 
     def loader_delivered(self, iterator_id, asked_ticks, training_hint):
@@ -166,8 +169,10 @@ class StepTracker:
         self._last_step_end_ticks = ticks
         if open_step.source != "model":
             self._last_phase_by_source[open_step.source] = phase
+        busy = False
         for listener in self.listeners:
-            listener.on_step_end(phase, number)
+            busy = listener.on_step_end(phase, number) or busy
+        return busy
 
     def steps_so_far(self, phase):
         return self._numbers[phase]

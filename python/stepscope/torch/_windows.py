@@ -31,6 +31,10 @@ in the process's stream, written when the window closes with the opening and clo
 timestamps (``_core.span_at``): windows of different kinds overlap without nesting, and a span
 kept open on the training thread would cut short any span the script opened meanwhile.
 
+Closing a window stops its collector on the training thread (a ``DetailWindowStop`` span there,
+between two steps: the step tracker begins the next step after it) and leaves converting and
+writing to a writer thread (``_window_writer``; a ``DetailWindowWrite`` span on that thread).
+
 Threading: the scheduler runs on the training loop's thread (the tracker's), the GIL serialises
 its state; the control thread hands over controls under a lock. Forked children (DataLoader
 workers) drop the parent's windows.
@@ -45,7 +49,7 @@ import threading
 import time
 
 from stepscope import _config, _core
-from stepscope.torch import _detail_store
+from stepscope.torch import _detail_store, _window_writer
 
 KINDS = _config.KINDS
 PHASES = _config.PHASES
@@ -53,6 +57,9 @@ PROFILERS = _config.PROFILERS
 TIMERS = _config.TIMERS
 CONTROL_POLL_INTERVAL_S = 1.0
 _TRAIN = PHASES.index("TRAIN")
+# stepscope's own work when a window closes: on the training thread, and on the writer thread.
+STOP_SPAN = "DetailWindowStop"
+WRITE_SPAN = "DetailWindowWrite"
 
 
 def _warn(message):
@@ -198,7 +205,8 @@ class _ControlPoller:
 class WindowScheduler:
     """Opens and closes the windows of one process. See the module docstring for the rules."""
 
-    def __init__(self, specs=()):
+    def __init__(self, specs=(), writer=None):
+        self._writer = writer if writer is not None else _window_writer.BackgroundWriter()
         self._pending = []  # [(index, spec)] not open yet, in index order
         self._open = {}     # kind -> _OpenWindow
         self._next_index = 0
@@ -301,8 +309,10 @@ class WindowScheduler:
             self._step_begin(predicted_phase, predicted_number)
 
     def on_step_end(self, phase, number):
+        """True when a window closed here (the tracker then begins the next step after it)."""
         if self._slow or number >= self._next_early[phase]:
-            self._step_end(phase, number)
+            return self._step_end(phase, number)
+        return False
 
     def _step_begin(self, phase, number):
         if self._controls:
@@ -318,6 +328,7 @@ class WindowScheduler:
         if self._controls:
             self._apply_controls()
         now = time.time()
+        closed = False
         for window in list(self._open.values()):
             spec = window.spec
             if phase == spec.phase:
@@ -340,10 +351,12 @@ class WindowScheduler:
                 continue
             if done:
                 self._close(window, complete=True)
+                closed = True
         # Windows that open at a step end, so that the next step's wait for its batch is inside:
         # due time windows, and data-loader windows whose first step is next.
         self._open_due(now, lambda spec: spec.opens_early and spec.phase == phase and number + 1 >= spec.start_step)
         self._refresh()
+        return closed
 
     def _open_due(self, now, step_window_due):
         """Opens the pending windows that are due: step windows for which `step_window_due(spec)`
@@ -414,8 +427,11 @@ class WindowScheduler:
         _core.args({"window": window.index, "error": message})
 
     def _close(self, window, complete):
-        """Stops the window's collector and writes its file; returns (path, bytes) or None."""
+        """Stops the window's collector here, on the training thread, and hands the conversion
+        and writing to the writer thread (_window_writer). An explicit window is written before
+        this returns (its caller may read the file next); returns (path, bytes) for it, else None."""
         del self._open[window.spec.kind]
+        began_ticks = _core.now()
         began = time.perf_counter_ns()
         try:
             payload = window.collector.stop()
@@ -425,10 +441,13 @@ class WindowScheduler:
             return None
         end_ns = time.time_ns()
         end_ticks = _core.now()
+        stop_overhead_ns = time.perf_counter_ns() - began
         counted = window.counted
-        _core.span_at(window.span, window.start_ticks, end_ticks)
+        _core.span_at(window.span, window.start_ticks, began_ticks)
         _core.args({"window": window.index, "first_step": counted[0] if counted else -1,
                     "last_step": counted[-1] if counted else -1, "steps": len(counted)})
+        # stepscope's own time on the training thread, between two steps: rules leave it out.
+        _window_writer.span_on_this_thread(STOP_SPAN, began_ticks, {"window": window.index})
         document = {
             "kind": window.spec.kind,
             "pid": os.getpid(),
@@ -442,17 +461,39 @@ class WindowScheduler:
             "end_ns": end_ns,
             "start_ticks": window.start_ticks,
             "end_ticks": end_ticks,
-            "stop_overhead_ns": time.perf_counter_ns() - began,
+            "stop_overhead_ns": stop_overhead_ns,
         }
-        document.update(payload)
-        try:
-            written = _detail_store.write_window(document)
-        except (OSError, ValueError) as error:
-            _warn(f"cannot write detail window {window.index} ({window.spec.describe()}): {error}")
-            return None
-        if written[0] is not None:
-            self.written.append(written)
-        return written
+        outcome = []
+
+        def finish_and_write():
+            write_began = _core.now()
+            converted = time.perf_counter_ns()
+            try:
+                document.update(payload() if callable(payload) else payload)
+                document["finish_ns"] = time.perf_counter_ns() - converted
+                written = _detail_store.write_window(document)
+            except (OSError, ValueError) as error:
+                _warn(f"cannot write detail window {window.index} ({window.spec.describe()}): {error}")
+                return
+            except Exception as error:  # noqa: BLE001 -- a converter bug must not kill the writer
+                _warn(f"detail window {window.index} ({window.spec.describe()}) not written: "
+                      f"{type(error).__name__}: {error}")
+                return
+            finally:
+                _window_writer.span_on_this_thread(WRITE_SPAN, write_began, {"window": window.index})
+            if written[0] is not None:
+                self.written.append(written)
+                outcome.append(written)
+
+        writer = _window_writer.InlineWriter() if window.explicit else self._writer
+        writer.submit(finish_and_write)
+        return outcome[0] if outcome else None
+
+    def drain(self):
+        """Waits for the writer thread to write every closed window (at exit)."""
+        if not self._writer.drain():
+            _warn("detail windows still converting after "
+                  f"{_window_writer.DRAIN_TIMEOUT_S:.0f} s at exit were not written")
 
     # Explicit windows (stepscope.torch.profile) --------------------------------------------
 
@@ -487,6 +528,7 @@ class WindowScheduler:
             spec = window.spec
             self._close(window, complete=not spec.is_step_window or window.explicit
                         or len(window.counted) >= spec.num_steps)
+        self.drain()
 
     def _forget_after_fork(self):
         for window in self._open.values():
@@ -499,6 +541,7 @@ class WindowScheduler:
         self._controls = []
         self._controls_lock = threading.Lock()
         self._poller = None  # threads do not survive fork()
+        self._writer.forget_after_fork()
         self._refresh()
 
 

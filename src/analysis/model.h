@@ -1,0 +1,198 @@
+// The analysis model: what every front end reads (rules, report, CLI, Python readers, exports).
+//
+// One model holds a stepscope run (stepscope_loader.h) or imported foreign data (SageMaker
+// profiler output: sagemaker_importer.h; PyTorch profiler traces: kineto_importer.h) in the
+// vocabulary of shared/RULES.md §0, so a rule never asks where the data came from:
+// - system samples are series keyed by (node, type, name, dimension) as SageMaker writes them
+//   ("cpu", "cpu3", "CPUUtilization"); vocabulary.h maps stepscope's metric names onto them;
+// - framework events carry a phase (SageMaker's process name: "Step:ModeKeys.TRAIN", "Forward",
+//   "cpu_functions", "DataLoaderIter", ...), a name, a category (Kineto's `cat`, "" otherwise),
+//   node, pid, tid, device and args.
+//
+// Times are Unix-epoch nanoseconds throughout. Strings are interned (StringPool ids). Building
+// happens through ModelBuilder; a Model is immutable once built (Finish() sorts and indexes).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace stepscope::analysis {
+
+using StringId = uint32_t;
+inline constexpr StringId kEmptyString = 0;  // id 0 is always ""
+
+class StringPool {
+ public:
+  StringPool();
+  StringId Intern(std::string_view text);
+  // kEmptyString when `text` was never interned.
+  StringId Find(std::string_view text) const;
+  std::string_view Get(StringId id) const { return id < strings_.size() ? std::string_view(strings_[id]) : ""; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::deque<std::string> strings_;  // deque: views into it stay valid as it grows
+  std::unordered_map<std::string_view, StringId> index_;
+};
+
+// Where the data came from; decides nothing in the rules, shown in outputs.
+enum class ModelSource : uint8_t { kStepscope, kSageMaker, kKineto };
+const char* ModelSourceName(ModelSource source);  // "stepscope", "sagemaker", "kineto"
+
+struct NodeFacts {
+  std::string name;               // "algo-1", the stepscope node name, "rank-0"
+  std::string instance_type;      // from the manifest or flags; "" when unknown
+  int32_t instance_count = 0;     // 0 when unknown
+  int32_t cpu_cores = 0;          // 0 when unknown
+  int32_t gpu_count = 0;          // 0 when unknown
+  std::vector<int64_t> gpu_memory_bytes;  // per GPU, when known
+  std::string manifest_json;      // the node's manifest, "" when none
+};
+
+struct SystemSeries {
+  uint32_t node = 0;          // index into Model::nodes()
+  StringId type = 0;          // "cpu", "gpu", "memory", "i/o", "network", or stepscope's own ("process")
+  StringId name = 0;          // "cpu0", "gpu1", "MemoryUsedPercent", "ReceiveBytesPerSecond", ...
+  StringId dimension = 0;     // "CPUUtilization", "I/OWaitPercentage", "GPUUtilization", ...
+  std::vector<int64_t> time_ns;  // ascending (ties allowed)
+  std::vector<double> value;
+};
+
+enum class EventKind : uint8_t { kSpan = 0, kInstant = 1, kCounter = 2 };
+
+struct FrameworkEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;        // == start_ns for instants and counters
+  int64_t tid = 0;           // host thread, or the GPU stream for device events
+  int64_t step = -1;         // step events: the step number (SageMaker's args.step_num)
+  int32_t pid = 0;           // host process, or the device index's process for device events
+  int32_t device = -1;       // GPU index for device events, -1 on the host
+  uint32_t node = 0;         // index into Model::nodes()
+  StringId phase = 0;        // RULES.md §0 phase ("Step:ModeKeys.TRAIN", "Forward", ...)
+  StringId name = 0;
+  StringId category = 0;     // Kineto cat ("kernel", "cuda_runtime", ...); "" when the source has none
+  uint32_t first_arg = 0;    // index into Model::args()
+  uint16_t arg_count = 0;
+  EventKind kind = EventKind::kSpan;
+  bool unfinished = false;   // cut short (the process died): ends at its stream's last record
+
+  int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+struct EventArg {
+  StringId key = 0;
+  enum class Type : uint8_t { kInt, kDouble, kString } type = Type::kInt;
+  int64_t int_value = 0;
+  double double_value = 0;
+  StringId string_value = 0;
+};
+
+// A launch -> kernel (or fwd -> bwd) correlation between two framework events.
+struct Flow {
+  uint32_t from = 0;     // index into Model::events()
+  uint32_t to = 0;
+  StringId category = 0; // "ac2g", "fwdbwd", ...
+  int64_t id = 0;        // the trace's flow id (correlation)
+};
+
+class Model {
+ public:
+  ModelSource source() const { return source_; }
+  const StringPool& strings() const { return strings_; }
+  std::string_view String(StringId id) const { return strings_.Get(id); }
+  StringId FindString(std::string_view text) const { return strings_.Find(text); }
+
+  const std::vector<NodeFacts>& nodes() const { return nodes_; }
+  const std::vector<SystemSeries>& series() const { return series_; }
+  // Sorted by (start_ns, -end_ns, insertion order): parents before children.
+  const std::vector<FrameworkEvent>& events() const { return events_; }
+  std::span<const EventArg> Args(const FrameworkEvent& event) const {
+    return {args_.data() + event.first_arg, event.arg_count};
+  }
+  // The arg named `key`, or nullptr.
+  const EventArg* FindArg(const FrameworkEvent& event, std::string_view key) const;
+  const std::vector<Flow>& flows() const { return flows_; }
+  const std::vector<std::string>& problems() const { return problems_; }  // what loading skipped
+
+  // Earliest and latest timestamp of any sample or event (0, 0 when empty).
+  int64_t first_ns() const { return first_ns_; }
+  int64_t last_ns() const { return last_ns_; }
+  // Data up to this time is complete (a live run: the oldest stream's last flush; a finished or
+  // imported run: last_ns()). Online rule evaluation only closes windows before it.
+  int64_t complete_until_ns() const { return complete_until_ns_; }
+
+  // Index ranges into events(): events starting in [start_ns, end_ns) (half-open), and events
+  // overlapping the closed interval [start_ns, end_ns] (end >= start_ns and start <= end_ns).
+  std::pair<size_t, size_t> EventsStartingIn(int64_t start_ns, int64_t end_ns) const;
+  std::vector<uint32_t> EventsOverlapping(int64_t start_ns, int64_t end_ns) const;
+  // Index range into series.time_ns with start_ns <= t <= end_ns (closed, as RULES.md §0).
+  static std::pair<size_t, size_t> SamplesIn(const SystemSeries& series, int64_t start_ns, int64_t end_ns);
+
+  // Step events (phase starts with "Step:ModeKeys."), in start order; indices into events().
+  const std::vector<uint32_t>& steps() const { return steps_; }
+  // Steps of `phase` ("Step:ModeKeys.TRAIN") numbered in [first, last], on `node` (all when -1).
+  std::vector<uint32_t> StepsInRange(std::string_view phase, int64_t first, int64_t last, int node = -1) const;
+
+  // Memory held, for benchmarks and `stepscope info`.
+  size_t ApproximateBytes() const;
+
+ private:
+  friend class ModelBuilder;
+
+  ModelSource source_ = ModelSource::kStepscope;
+  StringPool strings_;
+  std::vector<NodeFacts> nodes_;
+  std::vector<SystemSeries> series_;
+  std::vector<FrameworkEvent> events_;
+  std::vector<EventArg> args_;
+  std::vector<Flow> flows_;
+  std::vector<std::string> problems_;
+  std::vector<uint32_t> steps_;
+  // max end_ns of events()[0..i] per block of kOverlapBlock events: bounds overlap scans.
+  std::vector<int64_t> block_max_end_;
+  int64_t first_ns_ = 0;
+  int64_t last_ns_ = 0;
+  int64_t complete_until_ns_ = 0;
+};
+
+// Fills a Model. Add* in any order; Finish() sorts series samples and events, remaps flows,
+// indexes steps and computes the time bounds.
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(ModelSource source);
+
+  StringId Intern(std::string_view text) { return model_.strings_.Intern(text); }
+  // The node's index; the same name returns the same index (facts are merged: non-empty wins).
+  uint32_t AddNode(const NodeFacts& facts);
+  NodeFacts& node(uint32_t index) { return model_.nodes_[index]; }
+  // The series' index; the same key returns the same series.
+  uint32_t SeriesFor(uint32_t node, std::string_view type, std::string_view name, std::string_view dimension);
+  void AddSample(uint32_t series, int64_t time_ns, double value);
+
+  // Returns the event's index in insertion order (valid for AddFlow until Finish()).
+  uint32_t AddEvent(const FrameworkEvent& event, std::span<const EventArg> args = {});
+  void AddFlow(uint32_t from_insertion_index, uint32_t to_insertion_index, StringId category, int64_t id);
+  void AddProblem(std::string problem) { model_.problems_.push_back(std::move(problem)); }
+  // Default: last_ns() after Finish().
+  void SetCompleteUntil(int64_t ns) { complete_until_ns_ = ns; }
+
+  EventArg IntArg(std::string_view key, int64_t value);
+  EventArg DoubleArg(std::string_view key, double value);
+  EventArg StringArg(std::string_view key, std::string_view value);
+
+  size_t event_count() const { return model_.events_.size(); }
+  Model Finish() &&;
+
+ private:
+  Model model_;
+  std::unordered_map<std::string, uint32_t> node_index_;
+  std::unordered_map<std::string, uint32_t> series_index_;
+  int64_t complete_until_ns_ = -1;
+};
+
+}  // namespace stepscope::analysis

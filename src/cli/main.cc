@@ -97,11 +97,19 @@ int main(int argc, char** argv) {
   pyprof_app->add_option("--sort", pyprof_sort, "self (default) or cumulative")->check(CLI::IsMember({"self", "cumulative"}));
   pyprof_app->add_flag("--json", pyprof.json, "Machine-readable output (schema: docs/detail-windows.md)");
 
+  // Commands over the analysis core (import, rules, ...) register here, each in its own file.
+  // [analysis commands: registration]
+
   if (argc > 1 && argv[1][0] != '-') {
-    std::string command = argv[1];
-    if (command != "run" && command != "info" && command != "ctl" && command != "pyprof") {
-      std::fprintf(stderr, "stepscope: unknown command '%s'; commands: run, info, ctl, pyprof (see `stepscope --help`)\n",
-                   command.c_str());
+    std::string command = argv[1], known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      found = found || sub->get_name() == command;
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::fprintf(stderr, "stepscope: unknown command '%s'; commands: %s (see `stepscope --help`)\n",
+                   command.c_str(), known.c_str());
       return kExitUsage;
     }
   }
@@ -126,6 +134,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  // [analysis commands: dispatch]
   if (run_app->parsed()) {
     if (!out.empty()) run.flag_values.emplace_back("out", out);
     if (!job.empty()) run.flag_values.emplace_back("job", job);

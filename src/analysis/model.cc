@@ -138,6 +138,12 @@ void ModelBuilder::AddSample(uint32_t series, int64_t time_ns, double value) {
   target.value.push_back(value);
 }
 
+void ModelBuilder::ReserveSamples(uint32_t series, size_t additional) {
+  SystemSeries& target = model_.series_[series];
+  target.time_ns.reserve(target.time_ns.size() + additional);
+  target.value.reserve(target.value.size() + additional);
+}
+
 uint32_t ModelBuilder::AddEvent(const FrameworkEvent& event, std::span<const EventArg> args) {
   FrameworkEvent stored = event;
   stored.first_arg = static_cast<uint32_t>(model_.args_.size());

@@ -90,14 +90,16 @@ uint32_t RunReader::InternName(std::string_view name) {
   return id;
 }
 
-StatusOr<RunReader> RunReader::Open(const std::string& path) {
+StatusOr<RunReader> RunReader::Open(const std::string& path) { return Open(path, nullptr); }
+
+StatusOr<RunReader> RunReader::Open(const std::string& path, RunSampleSink* samples) {
   if (!IsDirectory(path)) {
     return NotFoundError("run directory '" + path + "' does not exist; pass the directory that `stepscope run` printed");
   }
   RunReader reader;
   reader.InternName("");
   if (LooksLikeNode(path)) {
-    STEPSCOPE_RETURN_IF_ERROR(reader.LoadNode(BaseName(path), path));
+    STEPSCOPE_RETURN_IF_ERROR(reader.LoadNode(BaseName(path), path, samples));
   } else {
     LocalFileSystem fs;
     STEPSCOPE_ASSIGN_OR_RETURN(auto entries, fs.ListDirectory(path));
@@ -105,7 +107,7 @@ StatusOr<RunReader> RunReader::Open(const std::string& path) {
     for (const std::string& entry : entries) {
       std::string directory = path + "/" + entry;
       if (IsDirectory(directory) && LooksLikeNode(directory)) {
-        STEPSCOPE_RETURN_IF_ERROR(reader.LoadNode(entry, directory));
+        STEPSCOPE_RETURN_IF_ERROR(reader.LoadNode(entry, directory, samples));
       }
     }
   }
@@ -117,7 +119,7 @@ StatusOr<RunReader> RunReader::Open(const std::string& path) {
   return reader;
 }
 
-Status RunReader::LoadNode(const std::string& node_name, const std::string& directory) {
+Status RunReader::LoadNode(const std::string& node_name, const std::string& directory, RunSampleSink* samples) {
   NodeInfo node{node_name, directory, ""};
   std::optional<int64_t> node_offset;
   LocalFileSystem fs;
@@ -136,58 +138,60 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
   if (!manifest.ok() && manifest.status().code() != StatusCode::kNotFound) {
     problems_.push_back(manifest.status().message());
   }
+  const uint32_t node_index = static_cast<uint32_t>(nodes_.size());
   nodes_.push_back(node);
+  if (samples != nullptr) samples->OnNode(node_index, nodes_.back());
 
   STEPSCOPE_ASSIGN_OR_RETURN(auto stream_names, ListStreams(directory));
   for (const std::string& stream_name : stream_names) {
-    auto contents = ReadStream(directory, stream_name);
-    if (!contents.ok()) {
-      problems_.push_back(contents.status().message() + "; stream '" + stream_name + "' skipped");
-      continue;
-    }
-    for (const std::string& problem : contents->problems) problems_.push_back(problem);
-
     const uint32_t stream_index = static_cast<uint32_t>(streams_.size());
     StreamInfo info;
     info.node = node.name;
     info.name = stream_name;
-    info.meta_json = contents->meta_json;
-    info.dropped_events = contents->dropped_events;
-    info.log_bytes = contents->log_bytes;
-    info.ring_bytes = contents->ring_bytes;
-    info.block_bytes = contents->frame_bytes[static_cast<size_t>(FrameType::kBlock)];
-    info.string_bytes = contents->frame_bytes[static_cast<size_t>(FrameType::kStrings)];
-    info.other_bytes = contents->log_bytes - info.block_bytes - info.string_bytes;
-    auto meta = nlohmann::json::parse(contents->meta_json, nullptr, false);
-    double ticks_per_ns = 1.0;
-    std::optional<int64_t> offset = node_offset;
-    if (meta.is_object()) {
-      info.pid = JsonInt(meta, "pid", -1);
-      info.ppid = JsonInt(meta, "ppid", -1);
-      info.is_system = JsonString(meta, "kind") == "system";
-      ticks_per_ns = JsonDouble(meta, "ticks_per_ns", 1.0);
-      // A rate outside any real clock's range is damage; fall back to 1 tick per ns.
-      if (!(ticks_per_ns > 1e-3 && ticks_per_ns < 1e3)) ticks_per_ns = 1.0;
-      if (!offset) offset = AnchorOffset(JsonObject(meta, "clock_anchor"));
-    } else if (!contents->meta_json.empty() || !contents->blocks.empty()) {
-      problems_.push_back("stream '" + stream_name + "' in '" + directory + "' lost its description; pid unknown");
-    }
-    if (!offset) {
-      problems_.push_back("stream '" + stream_name + "' has no clock anchor; its times are monotonic, not Unix time");
-      offset = 0;
-    }
-    StreamClock clock(contents->clock_pairs, ticks_per_ns);
+    // Set up from the stream's description when its first block arrives (or after the scan when
+    // it has none): clock, offset and the problems found doing so, reported after the store's.
+    bool set_up = false;
+    bool any_block = false;
+    std::vector<std::string> setup_problems;
+    std::optional<StreamClock> clock;
+    int64_t offset_ns = 0;
+    auto set_up_stream = [&](const StreamContents& contents) {
+      set_up = true;
+      info.meta_json = contents.meta_json;
+      auto meta = nlohmann::json::parse(contents.meta_json, nullptr, false);
+      double ticks_per_ns = 1.0;
+      std::optional<int64_t> offset = node_offset;
+      if (meta.is_object()) {
+        info.pid = JsonInt(meta, "pid", -1);
+        info.ppid = JsonInt(meta, "ppid", -1);
+        info.is_system = JsonString(meta, "kind") == "system";
+        ticks_per_ns = JsonDouble(meta, "ticks_per_ns", 1.0);
+        // A rate outside any real clock's range is damage; fall back to 1 tick per ns.
+        if (!(ticks_per_ns > 1e-3 && ticks_per_ns < 1e3)) ticks_per_ns = 1.0;
+        if (!offset) offset = AnchorOffset(JsonObject(meta, "clock_anchor"));
+      } else if (!contents.meta_json.empty() || any_block) {
+        setup_problems.push_back("stream '" + stream_name + "' in '" + directory + "' lost its description; pid unknown");
+      }
+      if (!offset) {
+        setup_problems.push_back("stream '" + stream_name + "' has no clock anchor; its times are monotonic, not Unix time");
+        offset = 0;
+      }
+      offset_ns = *offset;
+      clock.emplace(contents.clock_pairs, ticks_per_ns);
+      if (samples != nullptr) samples->OnStream(node_index, stream_index, info.is_system, contents.block_records, contents.strings.size());
+    };
 
     std::unordered_map<uint32_t, uint32_t> local_to_run;
     uint64_t missing_names = 0, orphan_ends = 0, cancelled_steps = 0;
     const size_t first_event_of_stream = events_.size();
+    const StreamContents* strings_of = nullptr;  // the scanning stream's contents, during callbacks
     auto name_of = [&](uint32_t local) -> uint32_t {
       if (local == 0) return 0;
       auto it = local_to_run.find(local);
       if (it != local_to_run.end()) return it->second;
-      auto text = contents->strings.find(local);
+      auto text = strings_of->strings.find(local);
       uint32_t id;
-      if (text == contents->strings.end()) {
+      if (text == strings_of->strings.end()) {
         ++missing_names;
         id = InternName("<unknown name #" + std::to_string(local) + ">");
       } else {
@@ -202,12 +206,20 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
 
     std::unordered_map<uint32_t, ThreadState> threads;
     int64_t last_ns = 0;
-    for (const DecodedBlock& block : contents->blocks) {
+    auto on_block = [&](const StreamContents& contents, const DecodedBlock& block) {
+      any_block = true;
+      if (!set_up) set_up_stream(contents);
+      strings_of = &contents;
       ThreadState& thread = threads[block.tid];
       for (const RawRecord& record : block.records) {
         info.records++;
-        const int64_t ns = clock.ToMonotonicNs(record.ticks) + *offset;
+        const int64_t ns = clock->ToMonotonicNs(record.ticks) + offset_ns;
         last_ns = std::max(last_ns, ns);
+        if (samples != nullptr && static_cast<RecordKind>(record.kind) == RecordKind::kSample) {
+          const uint32_t metric = name_of(record.name_id);
+          samples->OnSample(node_index, metric, names_[metric], ns, BitsToDouble(record.value));
+          continue;
+        }
         auto add_event = [&](EventKind kind) -> Event& {
           events_.emplace_back();
           Event& event = events_.back();
@@ -322,7 +334,22 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
           }
         }
       }
+    };
+    auto contents = ScanStream(directory, stream_name, on_block);
+    if (!contents.ok()) {
+      problems_.push_back(contents.status().message() + "; stream '" + stream_name + "' skipped");
+      events_.resize(first_event_of_stream);  // nothing of a skipped stream is kept
+      continue;
     }
+    if (!set_up) set_up_stream(*contents);
+    for (const std::string& problem : contents->problems) problems_.push_back(problem);
+    for (std::string& problem : setup_problems) problems_.push_back(std::move(problem));
+    info.dropped_events = contents->dropped_events;
+    info.log_bytes = contents->log_bytes;
+    info.ring_bytes = contents->ring_bytes;
+    info.block_bytes = contents->frame_bytes[static_cast<size_t>(FrameType::kBlock)];
+    info.string_bytes = contents->frame_bytes[static_cast<size_t>(FrameType::kStrings)];
+    info.other_bytes = contents->log_bytes - info.block_bytes - info.string_bytes;
     // Whatever is still open when the stream ends was cut short (the process exited or died).
     for (auto& [tid, thread] : threads) {
       auto close_unfinished = [&](size_t index) {

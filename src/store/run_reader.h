@@ -10,9 +10,15 @@
 // the same name; spans still open when a stream ends (the process died) are kept with
 // `unfinished` set and end at the stream's last timestamp. A step end closes the innermost open
 // step of its phase, or one begun with a deferred phase and number (which the end supplies).
+//
+// Memory: events() holds every record (56 B each) and a stream is decoded one block at a time
+// (store::ScanStream). Callers that read long runs pass a RunSampleSink: system samples (the
+// bulk of a long run: ~200 per poll) then go to the sink as they are decoded and never enter
+// events().
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,10 +88,28 @@ struct EventQuery {
   std::optional<uint32_t> tid;
 };
 
+// Receives system samples (EventKind::kSample) while RunReader::Open reads, in stream order and,
+// within a stream, in record order (not sorted by time across streams). Called on Open's thread.
+class RunSampleSink {
+ public:
+  virtual ~RunSampleSink() = default;
+  // A node directory, before its streams; `node` is its index in nodes().
+  virtual void OnNode(uint32_t node, const NodeInfo& info) = 0;
+  // Before a stream's first record: the index streams() will give it, how many records its
+  // blocks hold and how many names its string table has (for a system stream: an upper bound
+  // on its metrics; records / names is then about the samples per metric). A sizing hint.
+  virtual void OnStream(uint32_t node, uint32_t stream, bool is_system, uint64_t records, size_t names) {}
+  // One sample; `metric` is Name(metric_id), valid for the reader's lifetime.
+  virtual void OnSample(uint32_t node, uint32_t metric_id, std::string_view metric, int64_t time_ns, double value) = 0;
+};
+
 class RunReader {
  public:
   // `path`: a job directory (its subdirectories are nodes) or a single node directory.
   static StatusOr<RunReader> Open(const std::string& path);
+  // As Open(path), but samples go to `samples` instead of events() (StreamInfo::records still
+  // counts them).
+  static StatusOr<RunReader> Open(const std::string& path, RunSampleSink* samples);
 
   const std::vector<NodeInfo>& nodes() const { return nodes_; }
   const std::vector<StreamInfo>& streams() const { return streams_; }
@@ -96,14 +120,14 @@ class RunReader {
   const std::vector<std::string>& problems() const { return problems_; }
 
  private:
-  Status LoadNode(const std::string& node_name, const std::string& directory);
+  Status LoadNode(const std::string& node_name, const std::string& directory, RunSampleSink* samples);
   uint32_t InternName(std::string_view name);
 
   std::vector<NodeInfo> nodes_;
   std::vector<StreamInfo> streams_;
   std::vector<Event> events_;
   std::vector<EventArg> args_;
-  std::vector<std::string> names_;
+  std::deque<std::string> names_;  // deque: Name() views stay valid as it grows
   std::vector<std::string> problems_;
   std::unordered_map<std::string, uint32_t> name_index_;
 };

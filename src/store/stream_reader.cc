@@ -27,16 +27,6 @@ bool EndsWith(const std::string& s, const char* suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
-// Adds `block` unless a copy with at least as many records is already there.
-void KeepLargest(std::map<uint64_t, DecodedBlock>& blocks, DecodedBlock block) {
-  auto it = blocks.find(block.seq);
-  if (it == blocks.end()) {
-    blocks.emplace(block.seq, std::move(block));
-  } else if (block.records.size() > it->second.records.size()) {
-    it->second = std::move(block);
-  }
-}
-
 struct RingSnapshot {
   std::vector<DecodedBlock> blocks;
   uint64_t dropped_events = 0;
@@ -159,15 +149,35 @@ void ParseStrings(std::string_view payload, std::unordered_map<uint32_t, std::st
   }
 }
 
+// One copy of a block: from the ring (already decoded) or a log frame (decoded when its turn
+// comes). `order` is the order ReadStream used to meet the copies: ring first, then the log.
+struct BlockCopy {
+  uint64_t seq = 0;
+  uint32_t records = 0;  // as the header says
+  uint32_t order = 0;
+  size_t ring_index = SIZE_MAX;  // into the ring snapshot, or SIZE_MAX for a log frame
+  std::string_view payload;
+  uint64_t offset = 0;  // of the log frame
+};
+
+// seq and record count from a block frame's prefix without decompressing it.
+bool PeekBlockPrefix(std::string_view payload, uint64_t* seq, uint32_t* records) {
+  ByteReader reader(payload);
+  uint32_t tid;
+  return reader.ReadFixed(seq) && reader.ReadFixed(&tid) && reader.ReadFixed(records);
+}
+
 }  // namespace
 
-StatusOr<StreamContents> ReadStream(const std::string& directory, const std::string& name) {
+StatusOr<StreamContents> ScanStream(const std::string& directory, const std::string& name,
+                                    const StreamBlockCallback& on_block) {
   StreamContents contents;
   contents.name = name;
   const std::string stem = directory + "/" + name;
   const std::string ring_path = stem + kRingSuffix;
   const std::string log_path = stem + kLogSuffix;
-  std::map<uint64_t, DecodedBlock> blocks;
+  std::vector<BlockCopy> copies;
+  RingSnapshot ring_blocks;
 
   if (access(ring_path.c_str(), F_OK) == 0) {
     auto ring = ReadRing(ring_path, contents.problems);
@@ -175,12 +185,22 @@ StatusOr<StreamContents> ReadStream(const std::string& directory, const std::str
       contents.has_ring = true;
       contents.ring_bytes = ring->bytes;
       contents.dropped_events = ring->dropped_events;
-      for (DecodedBlock& block : ring->blocks) KeepLargest(blocks, std::move(block));
+      ring_blocks = std::move(*ring);
+      for (size_t i = 0; i < ring_blocks.blocks.size(); ++i) {
+        BlockCopy copy;
+        copy.seq = ring_blocks.blocks[i].seq;
+        copy.records = static_cast<uint32_t>(ring_blocks.blocks[i].records.size());
+        copy.order = static_cast<uint32_t>(copies.size());
+        copy.ring_index = i;
+        copies.push_back(copy);
+      }
     } else {
       contents.problems.push_back(ring.status().message() + "; its unflushed events are lost");
     }
   }
 
+  // Problems of single frames, reported in file order whatever order they are found in.
+  std::vector<std::pair<uint64_t, std::string>> frame_problems;
   LocalFileSystem fs;
   auto log_bytes = fs.ReadFile(log_path);
   if (!log_bytes.ok()) {
@@ -199,17 +219,19 @@ StatusOr<StreamContents> ReadStream(const std::string& directory, const std::str
           case FrameType::kStrings: {
             bool ok = true;
             ParseStrings(frame.payload, contents.strings, &ok);
-            if (!ok) contents.problems.push_back("'" + log_path + "': a string table frame is malformed; kept its first entries");
+            if (!ok) {
+              frame_problems.emplace_back(frame.offset, "'" + log_path + "': a string table frame is malformed; kept its first entries");
+            }
             break;
           }
           case FrameType::kBlock: {
-            auto block = DecodeBlock(frame.payload);
-            if (block.ok()) {
-              KeepLargest(blocks, std::move(*block));
-            } else {
-              contents.problems.push_back("'" + log_path + "': block at offset " + std::to_string(frame.offset) +
-                                          " skipped: " + block.status().message());
-            }
+            BlockCopy copy;
+            copy.order = static_cast<uint32_t>(copies.size());
+            copy.payload = frame.payload;
+            copy.offset = frame.offset;
+            // A prefix that does not even parse fails DecodeBlock below, which says why.
+            if (!PeekBlockPrefix(frame.payload, &copy.seq, &copy.records)) copy.seq = copy.records = 0;
+            copies.push_back(copy);
             break;
           }
           case FrameType::kClock: {
@@ -234,8 +256,59 @@ StatusOr<StreamContents> ReadStream(const std::string& directory, const std::str
   }
   std::sort(contents.clock_pairs.begin(), contents.clock_pairs.end(),
             [](const ClockPair& a, const ClockPair& b) { return a.ticks < b.ticks; });
-  contents.blocks.reserve(blocks.size());
-  for (auto& [seq, block] : blocks) contents.blocks.push_back(std::move(block));
+
+  std::sort(copies.begin(), copies.end(), [](const BlockCopy& a, const BlockCopy& b) {
+    return a.seq != b.seq ? a.seq < b.seq : a.order < b.order;
+  });
+  for (size_t i = 0; i < copies.size();) {
+    uint32_t largest = 0;
+    size_t j = i;
+    for (; j < copies.size() && copies[j].seq == copies[i].seq; ++j) largest = std::max(largest, copies[j].records);
+    contents.block_records += largest;
+    i = j;
+  }
+
+  // Per sequence number, decode every copy (a damaged one is reported, as ReadStream does) and
+  // hand over the first of those with the most records; then drop them all.
+  std::vector<DecodedBlock> decoded;
+  for (size_t i = 0; i < copies.size();) {
+    decoded.clear();
+    size_t j = i;
+    for (; j < copies.size() && copies[j].seq == copies[i].seq; ++j) {
+      const BlockCopy& copy = copies[j];
+      if (copy.ring_index != SIZE_MAX) {
+        decoded.push_back(std::move(ring_blocks.blocks[copy.ring_index]));
+        continue;
+      }
+      auto block = DecodeBlock(copy.payload);
+      if (block.ok()) {
+        decoded.push_back(std::move(*block));
+      } else {
+        frame_problems.emplace_back(copy.offset, "'" + log_path + "': block at offset " + std::to_string(copy.offset) +
+                                                     " skipped: " + block.status().message());
+      }
+    }
+    // Copies that decoded keep their seq; one whose prefix did not parse never gets here.
+    const DecodedBlock* best = nullptr;
+    for (const DecodedBlock& block : decoded) {
+      if (best == nullptr || block.records.size() > best->records.size()) best = &block;
+    }
+    if (best != nullptr) on_block(contents, *best);
+    i = j;
+  }
+  std::stable_sort(frame_problems.begin(), frame_problems.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [offset, problem] : frame_problems) contents.problems.push_back(std::move(problem));
+  return contents;
+}
+
+StatusOr<StreamContents> ReadStream(const std::string& directory, const std::string& name) {
+  std::vector<DecodedBlock> blocks;
+  STEPSCOPE_ASSIGN_OR_RETURN(StreamContents contents,
+                             ScanStream(directory, name, [&](const StreamContents&, const DecodedBlock& block) {
+                               blocks.push_back(block);
+                             }));
+  contents.blocks = std::move(blocks);
   return contents;
 }
 

@@ -4,11 +4,16 @@
 // two reads is seen at least once; per sequence number the copy with the most records wins.
 // Everything intact is returned; everything skipped is described in `problems`.
 //
+// ScanStream hands the blocks to a callback one at a time, in sequence order, and drops each
+// after the call: a reader of a long run (the analysis loader) then holds one decoded block at a
+// time, not the whole stream. ReadStream is ScanStream collecting every block.
+//
 // Also here: CompactStream, which folds a dead writer's ring into its log and removes the
 // ring, so finished runs are compact at rest.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,7 +30,10 @@ struct StreamContents {
   std::string last_stats_json;  // the latest kStats frame
   std::unordered_map<uint32_t, std::string> strings;
   std::vector<ClockPair> clock_pairs;  // sorted by ticks
-  std::vector<DecodedBlock> blocks;    // one per sequence number, sorted by it
+  std::vector<DecodedBlock> blocks;    // one per sequence number, sorted by it (ReadStream only)
+  // Records of the blocks to come, as their headers say (largest copy per sequence number),
+  // known before the first block is handed over: a size hint for callers that preallocate.
+  uint64_t block_records = 0;
   uint64_t dropped_events = 0;  // from the ring header, or the stats once compacted
   uint64_t log_bytes = 0;
   uint64_t frame_bytes[kMaxFrameType + 1] = {};  // log bytes per FrameType, headers included
@@ -36,6 +44,16 @@ struct StreamContents {
 
 // Reads <directory>/<name>.log and .ring (either may be missing, not both).
 StatusOr<StreamContents> ReadStream(const std::string& directory, const std::string& name);
+
+// Called once per block (one per sequence number, ascending). `stream` holds everything but
+// the blocks: strings, clock pairs (sorted), meta, stats and dropped_events are final; problems
+// are complete only once ScanStream returns. The block is destroyed after the call.
+using StreamBlockCallback = std::function<void(const StreamContents& stream, const DecodedBlock& block)>;
+
+// ReadStream without keeping the blocks: the returned contents have `blocks` empty. Which copy of
+// a block wins and which problems are reported are exactly as in ReadStream.
+StatusOr<StreamContents> ScanStream(const std::string& directory, const std::string& name,
+                                    const StreamBlockCallback& on_block);
 
 // Names of the streams in a node directory (stems of *.log and *.ring files), sorted.
 StatusOr<std::vector<std::string>> ListStreams(const std::string& directory);

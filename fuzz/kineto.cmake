@@ -1,0 +1,22 @@
+# The Kineto importer's fuzzer (included by fuzz/CMakeLists.txt). Seeds: small traces from
+# shared/fixtures/kineto (decompressed, and one still gzip) and tests/data/kineto;
+# `ninja kineto_fuzz_seeds` writes them to <build>/fuzz/corpus/kineto. Dictionary:
+# fuzz/kineto.dict. How to run: docs/importers.md, "PyTorch profiler traces".
+add_executable(kineto_importer_fuzzer ${CMAKE_CURRENT_SOURCE_DIR}/kineto_importer_fuzzer.cc)
+target_link_libraries(kineto_importer_fuzzer PRIVATE stepscope::analysis)
+target_link_options(kineto_importer_fuzzer PRIVATE -fsanitize=fuzzer)
+
+set(_kineto_fixtures ${PROJECT_SOURCE_DIR}/../shared/fixtures/kineto)
+set(_kineto_seed_dir ${CMAKE_CURRENT_BINARY_DIR}/corpus/kineto)
+add_custom_target(kineto_fuzz_seeds
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${_kineto_seed_dir}
+  COMMAND sh -c "zcat \"$0\" > \"$1\"" ${_kineto_fixtures}/triton_example_triton_example.json.gz
+          ${_kineto_seed_dir}/triton.json
+  COMMAND sh -c "zcat \"$0\" > \"$1\"" ${_kineto_fixtures}/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz
+          ${_kineto_seed_dir}/cpu_only.json
+  COMMAND ${CMAKE_COMMAND} -E copy ${_kineto_fixtures}/triton_example_triton_example.json.gz
+          ${_kineto_seed_dir}/triton.json.gz
+  COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/tests/data/kineto/legacy_torch113.json
+          ${_kineto_seed_dir}/legacy.json
+  COMMENT "Writing the Kineto fuzzer's seeds to ${_kineto_seed_dir}"
+  VERBATIM)

@@ -1,0 +1,177 @@
+#include "analysis/detail_operators.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "base/file_system.h"
+#include "store/json_fields.h"
+
+namespace stepscope::analysis {
+namespace {
+
+constexpr size_t kMaxDecompressedBytes = size_t{1} << 30;
+constexpr std::string_view kOperatorsPrefix = "operators-";
+constexpr std::string_view kDocumentSuffix = ".json.zst";
+
+// Kineto's category for a device-side event, from its name (the documents keep only the name):
+// "Memcpy HtoD (Pageable -> Device)", "Memset (Device)", otherwise a kernel.
+std::string_view DeviceCategory(std::string_view name) {
+  if (name.starts_with("Memcpy")) return "gpu_memcpy";
+  if (name.starts_with("Memset")) return "gpu_memset";
+  return "kernel";
+}
+
+// Input shapes as compact JSON text ("[[4,8],[16,8],[]]"). Written by hand rather than with
+// json::dump(), which recurses: a hostile document nesting arrays a million deep must not
+// overflow the stack. Shapes are lists of lists of integers; anything else reads "?".
+std::string ShapesText(const nlohmann::json& shapes) {
+  std::string text = "[";
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (i > 0) text += ',';
+    const nlohmann::json& shape = shapes[i];
+    if (!shape.is_array()) {
+      text += '?';
+      continue;
+    }
+    text += '[';
+    for (size_t j = 0; j < shape.size(); ++j) {
+      if (j > 0) text += ',';
+      text += shape[j].is_number_integer() ? std::to_string(shape[j].get<int64_t>()) : "?";
+    }
+    text += ']';
+  }
+  return text + "]";
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadZstdFile(const std::string& path) {
+  LocalFileSystem fs;
+  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, fs.ReadFile(path));
+  std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (stream == nullptr) return InternalError("zstd cannot allocate a decompression stream for '" + path + "'");
+  std::string out;
+  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
+  size_t pending = 1;  // 0 once a frame ended exactly
+  bool output_was_full = false;
+  // Keep going while input remains, or while the last call filled its output (more may be
+  // buffered inside the decoder).
+  while (in.pos < in.size || output_was_full) {
+    const size_t before = out.size();
+    out.resize(before + ZSTD_DStreamOutSize());
+    ZSTD_outBuffer chunk{out.data() + before, out.size() - before, 0};
+    pending = ZSTD_decompressStream(stream.get(), &chunk, &in);
+    output_was_full = chunk.pos == chunk.size;
+    out.resize(before + chunk.pos);
+    if (ZSTD_isError(pending)) {
+      return DataLossError("'" + path + "' is not a zstd file: " + ZSTD_getErrorName(pending) +
+                           "; delete it or re-run the detail window");
+    }
+    if (out.size() > kMaxDecompressedBytes) {
+      return DataLossError("'" + path + "' inflates past 1 GiB; it is not a stepscope detail document");
+    }
+  }
+  if (pending != 0) return DataLossError("'" + path + "' ends inside its zstd frame (truncated)");
+  return out;
+}
+
+StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, ModelBuilder& builder) {
+  STEPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadZstdFile(path));
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return DataLossError("'" + path + "' does not hold a JSON object; it is not an operators detail document");
+  }
+  if (store::JsonString(doc, "kind") != "operators") {
+    return DataLossError("'" + path + "' is a '" + store::JsonString(doc, "kind") +
+                         "' detail document, not an operators one");
+  }
+  const int32_t pid = static_cast<int32_t>(store::JsonInt(doc, "pid", -1));
+  const StringId cpu_phase = builder.Intern("cpu_functions");
+  const StringId cpu_category = builder.Intern("cpu_op");
+  size_t added = 0, skipped = 0;
+  std::vector<EventArg> args;
+
+  // Host operators.
+  const nlohmann::json* events = store::JsonField(doc, "events");
+  if (events != nullptr && events->is_array()) {
+    for (const nlohmann::json& item : *events) {
+      const std::string name = store::JsonString(item, "name");
+      const int64_t start_ns = store::JsonInt(item, "start_ns", -1);
+      const int64_t end_ns = store::JsonInt(item, "end_ns", -1);
+      if (name.empty() || start_ns < 0 || end_ns < start_ns) {
+        ++skipped;
+        continue;
+      }
+      FrameworkEvent event;
+      event.start_ns = start_ns;
+      event.end_ns = end_ns;
+      event.tid = store::JsonInt(item, "tid", 0);
+      event.pid = pid;
+      event.node = node;
+      event.phase = cpu_phase;
+      event.name = builder.Intern(name);
+      event.category = cpu_category;
+      args.clear();
+      for (const char* key : {"cpu_ns", "self_cpu_ns", "device_ns", "self_device_ns"}) {
+        const nlohmann::json* value = store::JsonField(item, key);
+        if (value != nullptr && value->is_number_integer()) args.push_back(builder.IntArg(key, value->get<int64_t>()));
+      }
+      if (const nlohmann::json* shapes = store::JsonField(item, "shapes"); shapes != nullptr && shapes->is_array()) {
+        args.push_back(builder.StringArg("shapes", ShapesText(*shapes)));
+      }
+      if (store::JsonBool(item, "async", false)) args.push_back(builder.IntArg("async", 1));
+      builder.AddEvent(event, args);
+      ++added;
+    }
+  }
+
+  // Device-side work (Kineto only, with CUDA).
+  const nlohmann::json* device_events = store::JsonField(doc, "device_events");
+  if (device_events != nullptr && device_events->is_array()) {
+    for (const nlohmann::json& item : *device_events) {
+      const std::string name = store::JsonString(item, "name");
+      const int64_t start_ns = store::JsonInt(item, "start_ns", -1);
+      const int64_t end_ns = store::JsonInt(item, "end_ns", -1);
+      const int64_t device = store::JsonInt(item, "device", -1);
+      if (name.empty() || start_ns < 0 || end_ns < start_ns || device < 0 || device > INT32_MAX) {
+        ++skipped;
+        continue;
+      }
+      FrameworkEvent event;
+      event.start_ns = start_ns;
+      event.end_ns = end_ns;
+      event.pid = pid;
+      event.device = static_cast<int32_t>(device);
+      event.node = node;
+      event.phase = builder.Intern("gpu_functions-dev:" + std::to_string(device));
+      event.name = builder.Intern(name);
+      event.category = builder.Intern(DeviceCategory(name));
+      builder.AddEvent(event);
+      ++added;
+    }
+  }
+  if (skipped > 0) {
+    builder.AddProblem("'" + path + "': " + std::to_string(skipped) +
+                       " operator events without a name or with bad times were skipped");
+  }
+  return added;
+}
+
+void AddNodeOperatorsDetail(const std::string& node_directory, uint32_t node, ModelBuilder& builder) {
+  LocalFileSystem fs;
+  const std::string detail = node_directory + "/detail";
+  auto entries = fs.ListDirectory(detail);
+  if (!entries.ok()) return;  // no detail windows ran on this node
+  std::sort(entries->begin(), entries->end());
+  for (const std::string& entry : *entries) {
+    if (!entry.starts_with(kOperatorsPrefix) || !entry.ends_with(kDocumentSuffix)) continue;
+    auto added = AddOperatorsDocument(detail + "/" + entry, node, builder);
+    if (!added.ok()) builder.AddProblem(added.status().message() + "; its operators are left out");
+  }
+}
+
+}  // namespace stepscope::analysis

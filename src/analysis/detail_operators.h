@@ -1,0 +1,34 @@
+// Loads the operator profiles of detail windows (docs/detail-windows.md "operators":
+// <node>/detail/operators-<pid>-<window>.json.zst) into the analysis model, in the vocabulary
+// of shared/RULES.md §0:
+//   - host operators ("events")         -> phase "cpu_functions", category "cpu_op", name = the
+//     operator, tid = the profiler's thread id, pid = the document's process; args cpu_ns,
+//     self_cpu_ns, shapes (JSON text), async, device_ns, self_device_ns when present;
+//   - device work ("device_events")     -> phase "gpu_functions-dev:<device>", device = <device>,
+//     category "kernel", "gpu_memcpy" or "gpu_memset" (Kineto's names, from the event name).
+// Times in the documents are already Unix-epoch ns.
+//
+// Callers: stepscope_loader.cc, once per node. Not thread-safe (fills one ModelBuilder).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "analysis/model.h"
+#include "base/status.h"
+
+namespace stepscope::analysis {
+
+// Decompresses a whole zstd file (one or more frames). Errors name the file; output is capped at
+// 1 GiB so a hostile file cannot exhaust memory.
+StatusOr<std::string> ReadZstdFile(const std::string& path);
+
+// Adds one operators document's events to `builder` on `node`. Returns how many events were
+// added; a document that cannot be read is an error naming the file.
+StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, ModelBuilder& builder);
+
+// Adds every operators document in <node_directory>/detail (none is fine). A document that
+// cannot be read becomes a model problem, and the others are still loaded.
+void AddNodeOperatorsDetail(const std::string& node_directory, uint32_t node, ModelBuilder& builder);
+
+}  // namespace stepscope::analysis

@@ -1,0 +1,34 @@
+// model.stepscope: one versioned binary file holding a whole analysis Model, written by
+// `stepscope import` so later commands (rules, report, info) load an imported run without
+// re-reading the foreign files.
+//
+// Layout (little-endian; docs/importers.md has the full description):
+//
+//   "STPSMODL" | u32 version (1) | u32 section count (8)
+//   section x 8, in this order: meta, strings, nodes, series, events, args, flows, problems
+//     u32 id | u32 0 | u64 raw bytes | u64 stored bytes | zstd frame (with content checksum)
+//
+// Inside a section, columns: varints (LEB128), zigzag for signed values, deltas for sorted
+// times, 8-byte doubles. Loading validates every count, index and string id and never reads
+// outside the file; any inconsistency is one DataLoss line naming the file.
+//
+// Callers: the import command, run loaders. Stateless; safe from any thread.
+#pragma once
+
+#include <string>
+
+#include "analysis/model.h"
+#include "base/status.h"
+
+namespace stepscope::analysis {
+
+inline constexpr uint32_t kModelFileVersion = 1;
+
+// Writes atomically (temporary file + rename).
+Status SaveModelFile(const Model& model, const std::string& path);
+StatusOr<Model> LoadModelFile(const std::string& path);
+// The same from/to bytes (tests, fuzzers); `name` names the file in errors.
+std::string EncodeModelFile(const Model& model);
+StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name);
+
+}  // namespace stepscope::analysis

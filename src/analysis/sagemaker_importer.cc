@@ -1,0 +1,181 @@
+#include "analysis/sagemaker_importer.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+
+#include "analysis/sagemaker_system_reader.h"
+
+namespace stepscope::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Recursive listing of regular files under `dir` (absent: empty), sorted. Never throws.
+StatusOr<std::vector<fs::path>> ListFiles(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) return files;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, error);
+  for (; !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    std::error_code type_error;
+    if (it->is_regular_file(type_error)) files.push_back(it->path());
+  }
+  if (error) return IoError("cannot list '" + dir.string() + "': " + error.message() + "; check the permissions");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void AddTraceEvents(ModelBuilder& builder, const SageMakerTraceFile& file) {
+  const uint32_t node = builder.AddNode(NodeFacts{.name = file.node_id});
+  std::vector<EventArg> args;
+  for (const SageMakerTraceEvent& event : file.events) {
+    FrameworkEvent out;
+    out.start_ns = event.start_ns;
+    out.end_ns = event.end_ns;
+    out.tid = event.tid;
+    out.step = event.step;
+    out.pid = static_cast<int32_t>(std::clamp<int64_t>(event.pid, std::numeric_limits<int32_t>::min(),
+                                                       std::numeric_limits<int32_t>::max()));
+    out.node = node;
+    out.phase = builder.Intern(event.phase);
+    out.name = builder.Intern(event.name);
+    args.clear();
+    for (const SageMakerTraceArg& arg : event.args) {
+      switch (arg.type) {
+        case SageMakerTraceArg::Type::kInt: args.push_back(builder.IntArg(arg.key, arg.int_value)); break;
+        case SageMakerTraceArg::Type::kDouble: args.push_back(builder.DoubleArg(arg.key, arg.double_value)); break;
+        case SageMakerTraceArg::Type::kString: args.push_back(builder.StringArg(arg.key, arg.string_value)); break;
+      }
+    }
+    builder.AddEvent(out, args);
+  }
+}
+
+void NoteSkipped(ModelBuilder& builder, const std::string& path, const SageMakerTraceFile& file) {
+  if (file.orphan_end_events > 0) {
+    builder.AddProblem(path + ": skipped " + std::to_string(file.orphan_end_events) + " E event(s) with no open B");
+  }
+  if (file.negative_durations > 0) {
+    builder.AddProblem(path + ": dropped " + std::to_string(file.negative_durations) + " event(s) with a negative duration");
+  }
+  if (file.unclosed_begin_events > 0) {
+    builder.AddProblem(path + ": dropped " + std::to_string(file.unclosed_begin_events) + " B event(s) never closed");
+  }
+}
+
+}  // namespace
+
+StatusOr<SageMakerFiles> FindSageMakerFiles(const std::string& root_dir) {
+  std::error_code error;
+  const fs::path root(root_dir);
+  if (!fs::is_directory(root, error)) {
+    return NotFoundError("'" + root_dir + "' is not a directory; pass the job's profiler-output directory");
+  }
+  const bool has_system = fs::is_directory(root / "system", error);
+  const bool has_framework = fs::is_directory(root / "framework", error);
+  if (!has_system && !has_framework) {
+    return NotFoundError("'" + root_dir + "' holds neither system/ nor framework/; pass the profiler-output directory "
+                         "(s3://<bucket>/<job>/profiler-output copied locally)");
+  }
+  SageMakerFiles files;
+  STEPSCOPE_ASSIGN_OR_RETURN(std::vector<fs::path> system, ListFiles(root / "system"));
+  for (const fs::path& path : system) {
+    const std::string name = path.filename().string();
+    if (IsSageMakerSystemFileName(name)) files.system.push_back(path.string());
+    if (name == "training_job_end.ts") files.end_markers.push_back(path.string());
+  }
+  STEPSCOPE_ASSIGN_OR_RETURN(std::vector<fs::path> framework, ListFiles(root / "framework"));
+  const fs::path pevents_dir = root / "framework" / "pevents";
+  for (const fs::path& path : framework) {
+    const std::string name = path.filename().string();
+    const std::string text = path.string();
+    if (name == "training_job_end.ts") {
+      files.end_markers.push_back(text);
+    } else if (text.starts_with(pevents_dir.string() + "/") && ParsePeventsFileName(name)) {
+      files.pevents.push_back(text);
+    } else if (name.ends_with(".trace.json.gz")) {
+      files.tf_traces.push_back(text);
+    }
+  }
+  return files;
+}
+
+StatusOr<std::vector<SageMakerTraceEvent>> ReadPeventsEvents(const std::string& root_dir, const std::string& suffix,
+                                                             int64_t start_us, int64_t end_us) {
+  STEPSCOPE_ASSIGN_OR_RETURN(SageMakerFiles files, FindSageMakerFiles(root_dir));
+  std::vector<SageMakerTraceEvent> events;
+  for (const std::string& path : files.pevents) {
+    auto name = ParsePeventsFileName(fs::path(path).filename().string());
+    if (!suffix.empty() && (!name || name->suffix != suffix)) continue;
+    STEPSCOPE_ASSIGN_OR_RETURN(SageMakerTraceFile file, ReadPeventsFile(path));
+    for (SageMakerTraceEvent& event : TraceEventsOverlapping(file.events, start_us, end_us)) {
+      events.push_back(std::move(event));
+    }
+  }
+  return events;
+}
+
+StatusOr<std::vector<SageMakerTraceEvent>> MergeSageMakerTraces(const std::string& root_dir, int64_t start_us,
+                                                                int64_t end_us) {
+  std::vector<SageMakerTraceEvent> merged;
+  for (const char* suffix : {"pythontimeline", "model_timeline", "horovod_timeline", "smdataparallel_timeline"}) {
+    STEPSCOPE_ASSIGN_OR_RETURN(std::vector<SageMakerTraceEvent> part, ReadPeventsEvents(root_dir, suffix, start_us, end_us));
+    merged.insert(merged.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  }
+  std::stable_sort(merged.begin(), merged.end(),
+                   [](const SageMakerTraceEvent& a, const SageMakerTraceEvent& b) { return a.start_ns < b.start_ns; });
+  return merged;
+}
+
+StatusOr<Model> ImportSageMaker(const std::string& root_dir, SageMakerImportStats* stats) {
+  SageMakerImportStats local;
+  SageMakerImportStats& counts = stats != nullptr ? *stats : local;
+  counts = SageMakerImportStats{};
+  STEPSCOPE_ASSIGN_OR_RETURN(SageMakerFiles files, FindSageMakerFiles(root_dir));
+  ModelBuilder builder(ModelSource::kSageMaker);
+
+  for (const std::string& path : files.system) {
+    STEPSCOPE_ASSIGN_OR_RETURN(SageMakerSystemFile file, ReadSageMakerSystemFile(path));
+    ++counts.system_files;
+    if (file.truncated_last_line) {
+      ++counts.truncated_system_files;
+      builder.AddProblem(path + ": skipped a truncated last line");
+    }
+    for (const SageMakerSystemRecord& record : file.records) {
+      // Records name their node; a record without one belongs to the node in the file name.
+      std::string node_name = record.node_id;
+      if (node_name.empty()) {
+        const std::string name = fs::path(path).filename().string();
+        node_name = name.substr(11, name.size() - 11 - 5);  // "<10 digits>." ... ".json"
+      }
+      const uint32_t node = builder.AddNode(NodeFacts{.name = node_name});
+      builder.AddSample(builder.SeriesFor(node, record.type, record.name, record.dimension), record.time_ns, record.value);
+      ++counts.system_records;
+    }
+  }
+  for (const std::string& path : files.pevents) {
+    STEPSCOPE_ASSIGN_OR_RETURN(SageMakerTraceFile file, ReadPeventsFile(path));
+    ++counts.pevents_files;
+    counts.events += static_cast<int64_t>(file.events.size());
+    NoteSkipped(builder, path, file);
+    AddTraceEvents(builder, file);
+  }
+  for (const std::string& path : files.tf_traces) {
+    STEPSCOPE_ASSIGN_OR_RETURN(SageMakerTraceFile file, ReadTfProfilerTrace(path));
+    ++counts.tf_trace_files;
+    counts.events += static_cast<int64_t>(file.events.size());
+    if (file.node_id.empty()) builder.AddProblem(path + ": no .metadata file in its step folder; times are relative (base 0)");
+    NoteSkipped(builder, path, file);
+    AddTraceEvents(builder, file);
+  }
+  counts.job_end_marker = !files.end_markers.empty();
+  if (!counts.job_end_marker && (!files.system.empty() || !files.pevents.empty())) {
+    builder.AddProblem("no training_job_end.ts: the job may still have been running when this copy was made");
+  }
+  return std::move(builder).Finish();
+}
+
+StatusOr<Model> ImportSageMaker(const std::string& root_dir) { return ImportSageMaker(root_dir, nullptr); }
+
+}  // namespace stepscope::analysis

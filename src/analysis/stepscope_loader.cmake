@@ -1,0 +1,18 @@
+# stepscope's own runs in the analysis model: the metric/phase vocabulary (vocabulary.h), the
+# loader of stepscope runs (stepscope_loader.h, detail_operators.h) and the one entry point
+# that loads any run (run_loader.h). Included by src/analysis/CMakeLists.txt.
+target_sources(stepscope_analysis PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/vocabulary.cc
+  ${CMAKE_CURRENT_LIST_DIR}/detail_operators.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stepscope_loader.cc
+  ${CMAKE_CURRENT_LIST_DIR}/run_loader.cc
+)
+target_link_libraries(stepscope_analysis PRIVATE PkgConfig::ZSTD)
+
+# Tests write runs with the real store writer (test_run_writer.h).
+stepscope_add_unittest(stepscope_loader_unittests
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/vocabulary_unittest.cc
+    ${CMAKE_CURRENT_LIST_DIR}/stepscope_loader_unittest.cc
+    ${CMAKE_CURRENT_LIST_DIR}/run_loader_unittest.cc
+  LIBS stepscope::analysis stepscope::store PkgConfig::ZSTD)

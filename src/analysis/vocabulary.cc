@@ -1,0 +1,106 @@
+#include "analysis/vocabulary.h"
+
+#include <array>
+
+namespace stepscope::analysis {
+namespace {
+
+struct FixedMetric {
+  std::string_view metric;
+  std::string_view type;
+  std::string_view name;
+  std::string_view dimension;
+};
+
+// Node-wide metrics with a SageMaker counterpart (shared/FORMATS.md: names as SageMaker writes
+// them; network series carry the "Algorithm" dimension there).
+constexpr std::array<FixedMetric, 6> kFixedMetrics = {{
+    {"memory/used_pct", "memory", "MemoryUsedPercent", ""},
+    {"network/rx_bytes_per_s", "network", "ReceiveBytesPerSecond", "Algorithm"},
+    {"network/tx_bytes_per_s", "network", "TransmitBytesPerSecond", "Algorithm"},
+    {"disk/iops", "i/o", "IOPS", ""},
+    {"disk/read_bytes_per_s", "i/o", "ReadThroughputInBytesPerSecond", ""},
+    {"disk/write_bytes_per_s", "i/o", "WriteThroughputInBytesPerSecond", ""},
+}};
+
+// Per-device metrics "<type>/<type><N>/<leaf>" -> (type, "<type><N>", dimension).
+struct DeviceMetric {
+  std::string_view type;  // also the device name prefix: "cpu" -> "cpu3"
+  std::string_view leaf;
+  std::string_view dimension;
+};
+constexpr std::array<DeviceMetric, 4> kDeviceMetrics = {{
+    {"cpu", "util_pct", "CPUUtilization"},
+    {"cpu", "iowait_pct", "I/OWaitPercentage"},
+    {"gpu", "util_pct", "GPUUtilization"},
+    {"gpu", "memory_used_pct", "GPUMemoryUtilization"},
+}};
+
+// "cpu12" with prefix "cpu": true. "cpu", "cpux", "total": false.
+bool IsDeviceName(std::string_view name, std::string_view prefix) {
+  if (!name.starts_with(prefix) || name.size() == prefix.size()) return false;
+  for (char c : name.substr(prefix.size())) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+SeriesKey StepscopeKey(std::string_view metric) {
+  return SeriesKey{std::string(kStepscopeSeriesType), std::string(metric), ""};
+}
+
+}  // namespace
+
+SeriesKey SeriesKeyForMetric(std::string_view metric) {
+  for (const FixedMetric& fixed : kFixedMetrics) {
+    if (fixed.metric == metric) {
+      return SeriesKey{std::string(fixed.type), std::string(fixed.name), std::string(fixed.dimension)};
+    }
+  }
+  // "<type>/<device>/<leaf>" with exactly three parts.
+  const size_t first = metric.find('/');
+  if (first == std::string_view::npos) return StepscopeKey(metric);
+  const size_t second = metric.find('/', first + 1);
+  if (second == std::string_view::npos || metric.find('/', second + 1) != std::string_view::npos) {
+    return StepscopeKey(metric);
+  }
+  const std::string_view type = metric.substr(0, first);
+  const std::string_view device = metric.substr(first + 1, second - first - 1);
+  const std::string_view leaf = metric.substr(second + 1);
+  for (const DeviceMetric& entry : kDeviceMetrics) {
+    if (entry.type == type && entry.leaf == leaf && IsDeviceName(device, entry.type)) {
+      return SeriesKey{std::string(type), std::string(device), std::string(entry.dimension)};
+    }
+  }
+  return StepscopeKey(metric);
+}
+
+std::string MetricForSeriesKey(std::string_view type, std::string_view name, std::string_view dimension) {
+  if (type == kStepscopeSeriesType) {
+    // Only names that really stay under "stepscope" (a SageMaker metric never does).
+    return dimension.empty() && !name.empty() && SeriesKeyForMetric(name).type == kStepscopeSeriesType
+               ? std::string(name)
+               : std::string();
+  }
+  for (const FixedMetric& fixed : kFixedMetrics) {
+    if (fixed.type == type && fixed.name == name && fixed.dimension == dimension) return std::string(fixed.metric);
+  }
+  for (const DeviceMetric& entry : kDeviceMetrics) {
+    if (entry.type == type && entry.dimension == dimension && IsDeviceName(name, entry.type)) {
+      std::string metric(type);
+      metric.append("/").append(name).append("/").append(entry.leaf);
+      return metric;
+    }
+  }
+  return std::string();
+}
+
+bool IsStepscopeOwnEventName(std::string_view name) {
+  return name.starts_with("DetailWindow") || name.starts_with("Lifecycle:") || name == "Control";
+}
+
+std::string_view PhaseForEventName(std::string_view name) {
+  return IsStepscopeOwnEventName(name) ? kStepscopePhase : name;
+}
+
+}  // namespace stepscope::analysis

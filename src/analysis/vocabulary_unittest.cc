@@ -1,0 +1,90 @@
+#include "analysis/vocabulary.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace stepscope::analysis {
+namespace {
+
+struct Row {
+  std::string metric;
+  SeriesKey key;
+};
+
+// docs/formats.md metric names and their SageMaker keys (shared/FORMATS.md).
+const std::vector<Row>& SageMakerRows() {
+  static const std::vector<Row> rows = {
+      {"cpu/cpu0/util_pct", {"cpu", "cpu0", "CPUUtilization"}},
+      {"cpu/cpu17/util_pct", {"cpu", "cpu17", "CPUUtilization"}},
+      {"cpu/cpu3/iowait_pct", {"cpu", "cpu3", "I/OWaitPercentage"}},
+      {"gpu/gpu0/util_pct", {"gpu", "gpu0", "GPUUtilization"}},
+      {"gpu/gpu7/memory_used_pct", {"gpu", "gpu7", "GPUMemoryUtilization"}},
+      {"memory/used_pct", {"memory", "MemoryUsedPercent", ""}},
+      {"network/rx_bytes_per_s", {"network", "ReceiveBytesPerSecond", "Algorithm"}},
+      {"network/tx_bytes_per_s", {"network", "TransmitBytesPerSecond", "Algorithm"}},
+      {"disk/iops", {"i/o", "IOPS", ""}},
+      {"disk/read_bytes_per_s", {"i/o", "ReadThroughputInBytesPerSecond", ""}},
+      {"disk/write_bytes_per_s", {"i/o", "WriteThroughputInBytesPerSecond", ""}},
+  };
+  return rows;
+}
+
+TEST(Vocabulary, MapsSageMakerMetricsOntoTheirSeriesKeys) {
+  for (const Row& row : SageMakerRows()) {
+    EXPECT_EQ(SeriesKeyForMetric(row.metric), row.key) << row.metric;
+  }
+}
+
+TEST(Vocabulary, MapsSeriesKeysBackToTheMetricNames) {
+  for (const Row& row : SageMakerRows()) {
+    EXPECT_EQ(MetricForSeriesKey(row.key.type, row.key.name, row.key.dimension), row.metric) << row.metric;
+  }
+}
+
+TEST(Vocabulary, KeepsEveryOtherMetricUnderTypeStepscope) {
+  for (const std::string metric :
+       {"cpu/total/util_pct", "cpu/total/iowait_pct", "cpu/cpu0/user_pct", "cpu/cpu0/system_pct", "gpu/gpu0/power_w",
+        "gpu/gpu0/temperature_c", "gpu/gpu1/sm_clock_mhz", "gpu/gpu0/memory_used_bytes", "gpu/gpu0/memory_total_bytes",
+        "memory/used_bytes", "memory/total_bytes", "disk/read_iops", "process/cpu_pct", "process/rss_bytes",
+        "process/count", "cpu/cpux/util_pct", "cpu/cpu/util_pct", "cpu/cpu0/util_pct/extra", "gpu/cpu0/util_pct",
+        "custom"}) {
+    const SeriesKey key = SeriesKeyForMetric(metric);
+    EXPECT_EQ(key, (SeriesKey{"stepscope", metric, ""})) << metric;
+    EXPECT_EQ(MetricForSeriesKey(key.type, key.name, key.dimension), metric) << metric;
+  }
+}
+
+TEST(Vocabulary, KeysStepscopeNeverWritesHaveNoMetricName) {
+  EXPECT_EQ(MetricForSeriesKey("cpu", "cpu0", "Unknown"), "");
+  EXPECT_EQ(MetricForSeriesKey("cpu", "total", "CPUUtilization"), "");
+  EXPECT_EQ(MetricForSeriesKey("gpu", "gpu0", "CPUUtilization"), "");
+  EXPECT_EQ(MetricForSeriesKey("network", "ReceiveBytesPerSecond", ""), "");
+  EXPECT_EQ(MetricForSeriesKey("i/o", "IOPS", "Algorithm"), "");
+  // A SageMaker metric filed under "stepscope" would be a second copy of a real series.
+  EXPECT_EQ(MetricForSeriesKey("stepscope", "cpu/cpu0/util_pct", ""), "");
+  EXPECT_EQ(MetricForSeriesKey("stepscope", "process/rss_bytes", "x"), "");
+  EXPECT_EQ(MetricForSeriesKey("stepscope", "", ""), "");
+}
+
+TEST(Vocabulary, FrameworkNamesAreTheirOwnPhases) {
+  for (const char* name : {"Forward", "Backward", "OptimizerStep", "DataLoaderIter", "DataLoaderWorker",
+                           "DataLoaderIterInitialize", "DataLoaderFetchSample", "my_annotation", "loss"}) {
+    EXPECT_EQ(PhaseForEventName(name), name);
+    EXPECT_FALSE(IsStepscopeOwnEventName(name)) << name;
+  }
+}
+
+TEST(Vocabulary, StepscopesOwnEventsShareThePhaseStepscope) {
+  for (const char* name : {"DetailWindow:operators", "DetailWindow:dataloader", "DetailWindow:python",
+                           "DetailWindowStop", "DetailWindowWrite", "Lifecycle:ProcessStart", "Lifecycle:FirstStep",
+                           "Lifecycle:LastStep", "Lifecycle:Exit", "Control"}) {
+    EXPECT_EQ(PhaseForEventName(name), "stepscope") << name;
+    EXPECT_TRUE(IsStepscopeOwnEventName(name)) << name;
+  }
+  EXPECT_EQ(PhaseForEventName("ControlFlow"), "ControlFlow");
+}
+
+}  // namespace
+}  // namespace stepscope::analysis

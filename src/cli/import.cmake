@@ -1,0 +1,2 @@
+# `stepscope import`: SageMaker profiler output and PyTorch profiler traces into imported runs.
+target_sources(stepscope_cli_lib PRIVATE ${CMAKE_CURRENT_LIST_DIR}/import_command.cc)

@@ -9,8 +9,10 @@
 
 #include "cli/ctl_command.h"
 #include "cli/detail_summary.h"
+#include "cli/import_command.h"
 #include "cli/run_command.h"
 #include "cli/run_info.h"
+#include "cli/rules_command.h"
 
 namespace {
 
@@ -31,7 +33,7 @@ std::string OneLine(std::string text) {
 int FindRunCommandStart(int argc, char** argv) {
   static const std::vector<std::string> kValueOptions = {"--out", "--job", "--node", "--interval", "--config",
                                                          "--detailed-steps", "--python-steps", "--dataloader-steps",
-                                                         "--python-profiler"};
+                                                         "--python-profiler", "--rule"};
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") return i;
@@ -99,6 +101,38 @@ int main(int argc, char** argv) {
 
   // Commands over the analysis core (import, rules, ...) register here, each in its own file.
   // [analysis commands: registration]
+  stepscope::cli::RulesInvocation rules_invocation;
+  CLI::App* rules_app = app.add_subcommand(
+      "rules", "Evaluate the rules (SageMaker's set and stepscope's own) over a run; writes <RUN>/rules/ and "
+               "prints what they found.");
+  rules_app->footer("Example: stepscope rules stepscope-runs/train-20261121T101500Z --rule CPUBottleneck.threshold=40");
+  rules_app->add_option("RUN", rules_invocation.run, "Run directory (<out>/<job>), an imported run, or one node directory")
+      ->required();
+  rules_app->add_flag("--json", rules_invocation.json, "Print rules.json instead of the table (schema: docs/rules.md)");
+  rules_app->add_option("--rule", rules_invocation.overrides,
+                        "RULE.PARAM=VALUE, e.g. CPUBottleneck.threshold=40 or scan_interval_us=30000000 (repeatable)")
+      ->allow_extra_args(false);
+  rules_app->add_option("--only", rules_invocation.only, "Only these rules, comma-separated (default: all)");
+  rules_app->add_option("--out", rules_invocation.out, "Output directory (default <RUN>/rules)");
+  rules_app->add_option("--custom", rules_invocation.custom,
+                        "A Python file of custom rules (docs/custom-rules.md); repeatable");
+  std::vector<std::string> run_rules;
+  run_app->add_option("--rule", run_rules, "RULE.PARAM=VALUE for the rules evaluated during the run (repeatable)")
+      ->allow_extra_args(false);
+  stepscope::cli::ImportInvocation import_sagemaker, import_kineto;
+  import_sagemaker.format = "sagemaker";
+  import_kineto.format = "kineto";
+  CLI::App* import_app = app.add_subcommand("import", "Import another profiler's output as a stepscope run "
+                                                      "(<out>/<job>/manifest.json + model.stepscope).");
+  import_app->require_subcommand(1);
+  CLI::App* import_sagemaker_app = import_app->add_subcommand("sagemaker", "SageMaker Debugger profiler output");
+  import_sagemaker_app->add_option("DIR", import_sagemaker.inputs, "The profiler-output directory")->required()->expected(1);
+  import_sagemaker_app->add_option("--out", import_sagemaker.out, "Root directory of runs (default ./stepscope-runs)");
+  import_sagemaker_app->add_option("--job", import_sagemaker.job, "Run name (default <DIR basename>-import)");
+  CLI::App* import_kineto_app = import_app->add_subcommand("kineto", "PyTorch profiler (Kineto) traces");
+  import_kineto_app->add_option("FILE", import_kineto.inputs, "*.pt.trace.json[.gz] files, one per rank")->required();
+  import_kineto_app->add_option("--out", import_kineto.out, "Root directory of runs (default ./stepscope-runs)");
+  import_kineto_app->add_option("--job", import_kineto.job, "Run name (default <first FILE basename>-import)");
 
   if (argc > 1 && argv[1][0] != '-') {
     std::string command = argv[1], known;
@@ -135,6 +169,10 @@ int main(int argc, char** argv) {
   }
 
   // [analysis commands: dispatch]
+  if (rules_app->parsed()) return stepscope::cli::RulesCommand(rules_invocation);
+  for (const std::string& rule : run_rules) run.flag_values.emplace_back("rules", rule);
+  if (import_sagemaker_app->parsed()) return stepscope::cli::ImportCommand(import_sagemaker);
+  if (import_kineto_app->parsed()) return stepscope::cli::ImportCommand(import_kineto);
   if (run_app->parsed()) {
     if (!out.empty()) run.flag_values.emplace_back("out", out);
     if (!job.empty()) run.flag_values.emplace_back("job", job);

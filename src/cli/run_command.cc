@@ -11,6 +11,7 @@
 #include "base/file_system.h"
 #include "cli/child_process.h"
 #include "cli/control_watcher.h"
+#include "cli/online_rules.h"
 #include "cli/python_startup.h"
 #include "cli/run_manifest.h"
 #include "cli/system_stream_sink.h"
@@ -216,6 +217,10 @@ int RunCommand(RunInvocation invocation) {
       });
   if (Status status = control_watcher.Start(); !status.ok()) PrintError("`stepscope ctl` is off: " + status.message());
 
+  // The rules evaluate the job directory every scan interval into <job>/rules/ (online_rules.h).
+  std::unique_ptr<OnlineRules> online_rules = StartOnlineRules(
+      run_dir, config.rules, config.rule_overrides, [](const std::string& line) { PrintError(line); });
+
   ChildExit exit = child->Wait();
   control_watcher.Stop();
   const int64_t end_realtime_ns = static_cast<int64_t>(RealtimeNowNs());
@@ -244,6 +249,8 @@ int RunCommand(RunInvocation invocation) {
                          {"cpu_ns", sampler_stats.thread_cpu_ns}};
   if (!still_running.empty()) manifest["streams_still_written"] = still_running;
   if (Status status = WriteManifest(node_dir, manifest); !status.ok()) PrintError(status.message());
+  // Last, on the final data: the files then equal `stepscope rules <job>`.
+  if (online_rules) online_rules->Finish();
 
   std::fprintf(stderr, "stepscope: job %s after %.1f s; %llu system samples; run directory %s\n",
                exit.Describe().c_str(), static_cast<double>(end_realtime_ns - realtime_anchor_ns) / 1e9,

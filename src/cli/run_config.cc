@@ -12,6 +12,8 @@
 
 #include "base/duration.h"
 #include "base/file_system.h"
+#include "rules/builtin_rules.h"
+#include "rules/profiler_report.h"
 
 namespace stepscope::cli {
 namespace {
@@ -117,7 +119,7 @@ const std::vector<std::string>& RunConfigKeys() {
   // it, and python_profiler is applied last (ResolvedDetailWindows).
   static const std::vector<std::string> keys = {
       "out",    "job",            "node",         "interval",         "torch",
-      "detail", "detailed_steps", "python_steps", "dataloader_steps", "python_profiler"};
+      "detail", "detailed_steps", "python_steps", "dataloader_steps", "python_profiler", "rules"};
   return keys;
 }
 
@@ -130,6 +132,7 @@ std::vector<ConfiguredWindow> DefaultConfiguredWindows() {
 std::string FlagForKey(const std::string& key) {
   if (key == "detail") return "--no-detail";
   if (key == "torch") return "--no-torch";
+  if (key == "rules") return "--rule";
   std::string flag = "--" + key;
   for (char& c : flag) c = c == '_' ? '-' : c;
   return flag;
@@ -181,6 +184,19 @@ Status SetRunConfigValue(RunConfig& config, const std::string& key, const std::s
     auto profiler = ParsePythonProfiler(value, origin);
     if (!profiler.ok()) return profiler.status();
     config.python_profiler = *profiler;
+  } else if (key == "rules") {
+    if (!value.empty() && value.front() == '{') {
+      auto section = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+      if (section.is_discarded()) {
+        return InvalidArgumentError(origin + ": rules must be RULE.PARAM=VALUE or a JSON object like "
+                                    "{\"CPUBottleneck\": {\"threshold\": 40}}");
+      }
+      return SetRunConfigRules(config, section, source, origin);
+    }
+    RunConfig candidate = config;
+    candidate.rule_overrides.push_back(value);
+    STEPSCOPE_RETURN_IF_ERROR(ValidateRunConfigRules(candidate, origin));
+    config.rule_overrides = std::move(candidate.rule_overrides);
   } else {
     return InvalidArgumentError(origin + ": unknown setting '" + key + "'; known settings: " + KnownKeys());
   }
@@ -194,6 +210,35 @@ Status SetRunConfigDetail(RunConfig& config, const nlohmann::json& windows, Conf
   config.detail.clear();
   for (DetailWindow& window : parsed) config.detail.push_back({std::move(window), source});
   config.sources["detail"] = source;
+  return OkStatus();
+}
+
+Status ValidateRunConfigRules(const RunConfig& config, const std::string& origin) {
+  // The same path the run's online rules take, on throwaway rule objects.
+  auto report = rules::ProfilerReport::Create(rules::BuiltinRules());
+  if (!report.ok()) return InvalidArgumentError(origin + ": " + report.status().message());
+  if (Status status = (*report)->ApplyParameterObject(config.rules, "rules"); !status.ok()) {
+    return InvalidArgumentError(origin + ": " + status.message());
+  }
+  for (const std::string& assignment : config.rule_overrides) {
+    if (Status status = (*report)->SetParameter(assignment); !status.ok()) {
+      return InvalidArgumentError(origin + ": " + status.message());
+    }
+  }
+  return OkStatus();
+}
+
+Status SetRunConfigRules(RunConfig& config, const nlohmann::json& section, ConfigSource source,
+                         const std::string& origin) {
+  if (!section.is_object()) {
+    return InvalidArgumentError(origin + ": rules must be a table like [rules.CPUBottleneck] threshold = 40");
+  }
+  RunConfig candidate = config;
+  // A later layer changes only the parameters it names.
+  candidate.rules.merge_patch(section);
+  STEPSCOPE_RETURN_IF_ERROR(ValidateRunConfigRules(candidate, origin));
+  config.rules = std::move(candidate.rules);
+  config.sources["rules"] = source;
   return OkStatus();
 }
 
@@ -236,6 +281,10 @@ Status ApplyRunConfigFile(RunConfig& config, const std::string& path) {
     const nlohmann::json& value = *it;
     if (key == "detail" && value.is_array()) {
       STEPSCOPE_RETURN_IF_ERROR(SetRunConfigDetail(config, value, ConfigSource::kFile, origin));
+      continue;
+    }
+    if (key == "rules" && value.is_object()) {
+      STEPSCOPE_RETURN_IF_ERROR(SetRunConfigRules(config, value, ConfigSource::kFile, origin));
       continue;
     }
     std::string text_value;

@@ -12,6 +12,10 @@
 //   detailed_steps, python_steps, dataloader_steps "START:COUNT" or "none": replaces the windows of
 //                                                 that kind (--detailed-steps, ...)
 //   python_profiler                               cprofile|sampling for every python window (--python-profiler)
+//   rules                                         rule parameters for the online rules: a table
+//                                                 {"CPUBottleneck": {"threshold": 40}, "scan_interval_us": ...}
+//                                                 (merged over earlier layers), or one RULE.PARAM=VALUE
+//                                                 (--rule, repeatable; applied after the tables)
 // Within one layer the keys apply in the order above, so `--no-detail --python-steps 3:1` keeps
 // one window.
 //
@@ -53,6 +57,10 @@ struct RunConfig {
   std::vector<ConfiguredWindow> detail = DefaultConfiguredWindows();
   // When set, every python window uses this profiler (see ResolvedDetailWindows).
   std::optional<PythonProfiler> python_profiler;
+  // The online rules' parameters (profiler_report.h): the merged `rules` tables, then the
+  // RULE.PARAM=VALUE overrides in the order given.
+  nlohmann::json rules = nlohmann::json::object();
+  std::vector<std::string> rule_overrides;
   std::map<std::string, ConfigSource> sources;  // key -> where its value came from
 };
 
@@ -72,6 +80,13 @@ Status SetRunConfigValue(RunConfig& config, const std::string& key, const std::s
 // Replaces the whole window list (a config file's [[detail]] tables, a JSON array).
 Status SetRunConfigDetail(RunConfig& config, const nlohmann::json& windows, ConfigSource source,
                           const std::string& origin);
+
+// Merges a `rules` table ({"CPUBottleneck": {"threshold": 40}}) over the earlier layers' and
+// validates the result against the built-in rules; errors name `origin`, the rule and parameter.
+Status SetRunConfigRules(RunConfig& config, const nlohmann::json& section, ConfigSource source,
+                         const std::string& origin);
+// Validates config.rules and config.rule_overrides as the online rules will apply them.
+Status ValidateRunConfigRules(const RunConfig& config, const std::string& origin);
 
 // Applies a TOML (.toml) or JSON (.json) file: a table of the keys above, `detail` an array of
 // tables ([[detail]] in TOML).

@@ -1,0 +1,80 @@
+// Online rule evaluation during `stepscope run` (SPEC.md §4 "Online"): a background thread
+// that, every scan interval, reloads the job directory, lets the ProfilerReport driver evaluate
+// the windows whose data is now complete, and rewrites <job>/rules/. Finish() does the last pass
+// after the job ended: reload, evaluate the remaining windows, Rule::Finish, write, so the final
+// files equal what `stepscope rules <job>` computes offline on the same data.
+//
+// A rule or loading problem never fails the job: it is logged as one line and evaluation goes on
+// (a rule that throws turns online evaluation off for the rest of the run; `stepscope rules`
+// can still evaluate it offline).
+//
+// Callers: the run command (Start after the job started, Finish after its manifest is final).
+// Threading: Start/Finish from one thread; between them only the background thread touches the
+// driver.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/model.h"
+#include "base/status.h"
+#include "rules/profiler_report.h"
+
+namespace stepscope::cli {
+
+class OnlineRules {
+ public:
+  using Loader = std::function<StatusOr<analysis::Model>(const std::string& job_dir)>;
+  using Log = std::function<void(const std::string& line)>;
+
+  // `loader` defaults to analysis::LoadRun when empty; outputs go to <job_dir>/rules.
+  OnlineRules(std::string job_dir, std::unique_ptr<rules::ProfilerReport> report, Loader loader, Log log);
+  ~OnlineRules();  // stops the thread (without the final pass) if Finish() was not called
+  OnlineRules(const OnlineRules&) = delete;
+  OnlineRules& operator=(const OnlineRules&) = delete;
+
+  // Starts the thread: a pass every `period_ns` (the driver's scan interval when <= 0).
+  Status Start(int64_t period_ns = 0);
+  // One pass: reload, evaluate the complete windows, write the outputs.
+  void EvaluateNow();
+  // Stops the thread and does the final pass.
+  void Finish();
+
+  const std::string& output_dir() const { return output_dir_; }
+  const rules::ProfilerReport& report() const { return *report_; }
+  bool disabled() const { return disabled_; }
+
+ private:
+  void Pass(bool final_pass);
+  void Problem(const std::string& message);
+  void StopThread();
+
+  std::string job_dir_;
+  std::string output_dir_;
+  std::unique_ptr<rules::ProfilerReport> report_;
+  Loader loader_;
+  Log log_;
+  bool disabled_ = false;
+  std::string last_problem_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;  // guarded by mutex_
+  std::thread thread_;
+};
+
+// The run command's entry point: the built-in rules with the config's `rules` section and
+// overrides, evaluating <job_dir> in the background. nullptr (after one logged line) when they
+// cannot be set up; the job runs either way.
+std::unique_ptr<OnlineRules> StartOnlineRules(const std::string& job_dir, const nlohmann::json& section,
+                                              const std::vector<std::string>& overrides, OnlineRules::Log log);
+
+}  // namespace stepscope::cli

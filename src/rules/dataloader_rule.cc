@@ -1,0 +1,264 @@
+// Dataloader (shared/RULES.md §6): how many data-loader processes run in parallel, against the
+// node's CPU cores. Sticky: once a violation is seen, met for every later window.
+//
+// Per node: every DataLoaderWorker / DataLoaderIter event counts its process in the one-second
+// bucket of its start; after each window, each bucket of the window appends its number of
+// distinct processes to the node's list; the median of that list (truncated to an integer) is
+// out of bounds when below cores·min_threshold/100 or above cores·max_threshold/100, once the
+// list is longer than patience.
+//
+// Differences from the reference (docs/rules.md "Dataloader"):
+// - **Fixed**: buckets, cores and the median are kept per node (the reference pools every
+//   node's processes and cores: the same pid on two nodes counted once); one violation per node
+//   and window out of bounds. Identical on one node.
+// - The process is the event's pid (importers move SageMaker's args.pid there).
+// - A node whose cores are unknown (no CPUUtilization series and no cores in its facts) is not
+//   judged: the reference compares with 0 cores and reports "too many" for any data loader.
+// - Framework events belong to the window containing their start (RULES.md §0).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/numerics.h"
+#include "rules/builtin_rules.h"
+
+namespace stepscope::rules {
+namespace {
+
+using analysis::EventArg;
+using analysis::FrameworkEvent;
+using analysis::Model;
+
+constexpr std::string_view kRuleName = "Dataloader";
+constexpr std::string_view kInitializePhase = "DataLoaderIterInitialize";
+constexpr std::string_view kIterPhase = "DataLoaderIter";
+constexpr std::string_view kWorkerPhase = "DataLoaderWorker";
+// The reference forgets the per-second counts once more than this many are kept, so the median
+// follows the recent past.
+constexpr size_t kMaxKeptCounts = 1000;
+constexpr int kHistogramBins = 100;
+
+nlohmann::json ArgJson(const Model& model, const EventArg& arg) {
+  switch (arg.type) {
+    case EventArg::Type::kInt: return arg.int_value;
+    case EventArg::Type::kDouble: return arg.double_value;
+    case EventArg::Type::kString: return std::string(model.String(arg.string_value));
+  }
+  return nullptr;
+}
+
+// The reference's prefetch flag: False until a data-loader event is seen (then unknown, not
+// reported) or an event whose name contains "Prefetch" (then True); the latest of these wins.
+enum class Prefetch : uint8_t { kFalse, kUnknown, kTrue };
+
+struct NodeState {
+  uint32_t node = 0;                      // index in the latest model
+  std::set<std::string> cores;            // CPUUtilization names, from the first window with any
+  int64_t fact_cores = 0;                 // NodeFacts.cpu_cores, the fallback
+  std::vector<double> parallel_counts;    // distinct processes per one-second bucket
+  int64_t median = 0;
+  bool evaluated = false;
+
+  int64_t core_count() const { return cores.empty() ? fact_cores : static_cast<int64_t>(cores.size()); }
+};
+
+class DataloaderRule final : public Rule {
+ public:
+  DataloaderRule() {
+    parameters_.Declare("min_threshold", RuleParameters::Kind::kPositive, "70");
+    parameters_.Declare("max_threshold", RuleParameters::Kind::kPositive, "200");
+    parameters_.Declare("patience", RuleParameters::Kind::kCount, "10");
+    report_.rule = std::string(kRuleName);
+    report_.description =
+        "Checks how many data-loader processes run in parallel on each node against its CPU cores: triggers "
+        "when the median per second is below min_threshold % or above max_threshold % of the cores.";
+    report_.recommendation =
+        "Too few: raise the DataLoader's num_workers toward the number of cores, set pin_memory=True when "
+        "training on a GPU, and keep prefetch_factor batches in flight. Too many: lower num_workers so the "
+        "workers do not compete with the training process for the cores.";
+  }
+
+  std::string_view name() const override { return kRuleName; }
+
+  bool Evaluate(const Window& window) override {
+    const Model& model = *window.model;
+    const double min_threshold = parameters_.Number("min_threshold");
+    const double max_threshold = parameters_.Number("max_threshold");
+    const size_t patience = static_cast<size_t>(parameters_.Number("patience"));
+
+    // Cores per node, from the first window in which the node reports CPUUtilization.
+    std::map<std::string, std::set<std::string>> window_cores;
+    for (size_t s = 0; s < model.series().size() && s < window.samples.size(); ++s) {
+      const analysis::SystemSeries& series = model.series()[s];
+      if (window.samples[s].first == window.samples[s].second) continue;
+      if (model.String(series.dimension) != "CPUUtilization") continue;
+      window_cores[NodeName(model, series.node)].emplace(model.String(series.name));
+    }
+    for (auto& [node_name, names] : window_cores) {
+      NodeState& state = nodes_[node_name];
+      if (state.cores.empty()) state.cores = std::move(names);
+    }
+
+    if (window.events.first < window.events.second) {
+      for (auto& [node_name, state] : nodes_) {
+        if (state.parallel_counts.size() > kMaxKeptCounts) state.parallel_counts.clear();
+      }
+    }
+
+    // node name -> second -> distinct processes.
+    std::map<std::string, std::map<int64_t, std::set<int32_t>>> buckets;
+    for (size_t i = window.events.first; i < window.events.second; ++i) {
+      const FrameworkEvent& event = model.events()[i];
+      const std::string_view phase = model.String(event.phase);
+      if (phase == kInitializePhase) {
+        if (const EventArg* arg = model.FindArg(event, "pin_memory")) pin_memory_ = ArgJson(model, *arg);
+        if (const EventArg* arg = model.FindArg(event, "num_workers")) num_workers_ = ArgJson(model, *arg);
+      }
+      if (phase == kWorkerPhase || phase == kIterPhase) {
+        ++report_.datapoints;
+        dataloading_time_s_.push_back(static_cast<double>(event.end_ns - event.start_ns) / 1e9);
+        // Integer floor: a double cannot hold epoch nanoseconds exactly.
+        const int64_t second = event.start_ns >= 0 ? event.start_ns / 1'000'000'000
+                                                   : -((-event.start_ns + 999'999'999) / 1'000'000'000);
+        buckets[NodeName(model, event.node)][second].insert(event.pid);
+        prefetch_ = Prefetch::kUnknown;
+      }
+      if (model.String(event.name).find("Prefetch") != std::string_view::npos) prefetch_ = Prefetch::kTrue;
+    }
+    if (buckets.empty()) return report_.triggered > 0;
+
+    const int64_t violations_before = report_.violations;
+    for (auto& [node_name, per_second] : buckets) {
+      NodeState& state = nodes_[node_name];
+      for (uint32_t n = 0; n < model.nodes().size(); ++n) {
+        if (model.nodes()[n].name == node_name) {
+          state.node = n;
+          state.fact_cores = model.nodes()[n].cpu_cores;
+        }
+      }
+      for (const auto& [second, pids] : per_second) state.parallel_counts.push_back(static_cast<double>(pids.size()));
+      // int(np.median(...)): truncation.
+      state.median = static_cast<int64_t>(analysis::Median(state.parallel_counts));
+      state.evaluated = true;
+      const int64_t cores = state.core_count();
+      if (state.parallel_counts.size() <= patience || cores <= 0) continue;
+      const double cores_d = static_cast<double>(cores);
+      if (static_cast<double>(state.median) < cores_d * (min_threshold / 100)) {
+        ++report_.violations;
+        findings_[node_name] = MakeFinding(window, node_name, state, /*too_few=*/true);
+      }
+      if (static_cast<double>(state.median) > cores_d * (max_threshold / 100)) {
+        ++report_.violations;
+        findings_[node_name] = MakeFinding(window, node_name, state, /*too_few=*/false);
+      }
+    }
+    WriteDetails();
+    if (report_.violations > violations_before) report_.last_trigger_ns = window.start_ns;
+    if (report_.violations > 0) report_.triggered = 1;
+    return report_.triggered > 0;
+  }
+
+  RuleReport Report() const override {
+    RuleReport report = report_;
+    report.parameters = parameters_.ReportString();
+    for (const auto& [node_name, finding] : findings_) report.findings.push_back(finding);
+    return report;
+  }
+
+ private:
+  static std::string NodeName(const Model& model, uint32_t node) {
+    return node < model.nodes().size() ? model.nodes()[node].name : std::to_string(node);
+  }
+
+  void WriteDetails() {
+    nlohmann::json& details = report_.details;
+    if (pin_memory_) details["pin_memory"] = *pin_memory_;
+    if (num_workers_) details["num_workers"] = *num_workers_;
+    if (prefetch_ != Prefetch::kUnknown) details["prefetch"] = prefetch_ == Prefetch::kTrue;
+
+    // One node: the reference's keys. Several: the first node (by name) at the top level as well,
+    // and every node under "nodes".
+    size_t evaluated = 0;
+    const NodeState* first = nullptr;
+    for (const auto& [node_name, state] : nodes_) {
+      if (!state.evaluated) continue;
+      ++evaluated;
+      if (first == nullptr) first = &state;
+    }
+    if (first != nullptr) {
+      details["cores"] = first->core_count();
+      details["dataloaders"] = first->median;
+    }
+    if (evaluated > 1) {
+      nlohmann::json per_node = nlohmann::json::object();
+      for (const auto& [node_name, state] : nodes_) {
+        if (state.evaluated) per_node[node_name] = {{"cores", state.core_count()}, {"dataloaders", state.median}};
+      }
+      details["nodes"] = std::move(per_node);
+    }
+
+    if (!dataloading_time_s_.empty()) {
+      const analysis::Histogram histogram = analysis::EqualBinHistogram(dataloading_time_s_, kHistogramBins);
+      nlohmann::json probs = nlohmann::json::array();
+      for (double count : histogram.counts) probs.push_back(static_cast<int64_t>(count));
+      details["dataloading_time"] = {{"p25", analysis::Quantile(dataloading_time_s_, 0.25)},
+                                     {"p50", analysis::Quantile(dataloading_time_s_, 0.50)},
+                                     {"p95", analysis::Quantile(dataloading_time_s_, 0.95)},
+                                     {"probs", probs},
+                                     {"binedges", histogram.edges}};
+    }
+  }
+
+  Finding MakeFinding(const Window& window, const std::string& node_name, const NodeState& state, bool too_few) const {
+    const int64_t cores = state.core_count();
+    Finding finding;
+    finding.id = std::string(kRuleName) + "/" + node_name + "/" + (too_few ? "too_few" : "too_many");
+    finding.rule = std::string(kRuleName);
+    finding.severity = Severity::kWarning;
+    finding.title = "A median of " + std::to_string(state.median) + " data-loader processes ran in parallel on " +
+                    node_name + " with " + std::to_string(cores) + " cores (" +
+                    (too_few ? "below " + parameters_.Text("min_threshold") : "above " + parameters_.Text("max_threshold")) +
+                    " % of the cores)";
+    const std::string workers = num_workers_ ? num_workers_->dump() : "unknown";
+    const std::string pin = pin_memory_ ? pin_memory_->dump() : "unknown";
+    if (too_few) {
+      finding.recommendation = "Raise DataLoader(num_workers=...) from " + workers + " toward " + std::to_string(cores) +
+                               " (the node's cores); set pin_memory=True (now " + pin +
+                               ") when training on a GPU; keep batches in flight with prefetch_factor=2 or more.";
+      finding.next_step = "Set num_workers to " + std::to_string(std::max<int64_t>(1, cores * 7 / 10)) +
+                          " or more and compare the step time.";
+    } else {
+      finding.recommendation = "Lower DataLoader(num_workers=...) from " + workers + " to at most " +
+                               std::to_string(cores) +
+                               " so the workers stop competing with the training process for the cores; "
+                               "keep pin_memory=True and a small prefetch_factor instead.";
+      finding.next_step = "Set num_workers to " + std::to_string(cores) + " and compare the step time.";
+    }
+    Evidence evidence;
+    evidence.node = node_name;
+    evidence.start_ns = window.start_ns;
+    evidence.end_ns = window.end_ns;
+    evidence.what = "median of " + std::to_string(state.parallel_counts.size()) +
+                    " one-second counts of distinct data-loader processes: " + std::to_string(state.median);
+    finding.evidence.push_back(std::move(evidence));
+    return finding;
+  }
+
+  RuleReport report_;
+  std::map<std::string, NodeState> nodes_;
+  std::vector<double> dataloading_time_s_;
+  std::map<std::string, Finding> findings_;  // per node: the latest out-of-bounds finding
+  std::optional<nlohmann::json> pin_memory_;
+  std::optional<nlohmann::json> num_workers_;
+  Prefetch prefetch_ = Prefetch::kFalse;
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> MakeDataloaderRule() { return std::make_unique<DataloaderRule>(); }
+
+}  // namespace stepscope::rules

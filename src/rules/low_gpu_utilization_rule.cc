@@ -1,0 +1,127 @@
+// LowGPUUtilization (shared/RULES.md §3): per GPU, once it has more than `patience` values, the
+// p95 and p5 of its last `window` utilization values flag under-utilization (p95 <
+// threshold_p95) or fluctuation (p95 > threshold_p95 and p5 < threshold_p5). Sticky: met for
+// every window after the first violation.
+#include <memory>
+#include <span>
+
+#include "analysis/numerics.h"
+#include "rules/builtin_rules.h"
+#include "rules/system_findings.h"
+#include "rules/system_totals.h"
+
+namespace stepscope::rules {
+namespace {
+
+class LowGPUUtilizationRule : public Rule {
+ public:
+  LowGPUUtilizationRule() {
+    parameters_.Declare("threshold_p95", RuleParameters::Kind::kPercent, "70");
+    parameters_.Declare("threshold_p5", RuleParameters::Kind::kPercent, "10");
+    parameters_.Declare("window", RuleParameters::Kind::kCount, "500");
+    parameters_.Declare("patience", RuleParameters::Kind::kCount, "1000");
+  }
+
+  std::string_view name() const override { return "LowGPUUtilization"; }
+
+  bool Evaluate(const Window& window) override {
+    if (window.model == nullptr) return triggered_ > 0;
+    utilization_.Append(window);
+    const double threshold_p95 = parameters_.Number("threshold_p95");
+    const double threshold_p5 = parameters_.Number("threshold_p5");
+    const auto window_size = static_cast<size_t>(parameters_.Number("window"));
+    const auto patience = static_cast<size_t>(parameters_.Number("patience"));
+    for (SeriesValues::Entry& gpu : utilization_.mutable_entries()) {
+      datapoints_ = static_cast<int64_t>(gpu.values.size());
+      if (gpu.values.size() <= patience) continue;
+      const std::span<const double> all(gpu.values);
+      const std::span<const double> recent = all.last(std::min(window_size, all.size()));
+      const double p95 = analysis::Quantile(recent, 0.95);
+      const double p5 = analysis::Quantile(recent, 0.05);
+      if (p95 < threshold_p95) {
+        RecordViolation(window, gpu, p95, p5, /*fluctuating=*/false);
+      } else if (p95 > threshold_p95 && p5 < threshold_p5) {
+        RecordViolation(window, gpu, p95, p5, /*fluctuating=*/true);
+      }
+    }
+    return triggered_ > 0;
+  }
+
+  RuleReport Report() const override {
+    RuleReport report;
+    report.rule = "LowGPUUtilization";
+    report.description =
+        "Checks each GPU for low or fluctuating utilization: after patience values, the p95 of its last "
+        "window values below threshold_p95 means under-utilization; a p95 above threshold_p95 with a p5 "
+        "below threshold_p5 means the GPU alternates between busy and idle.";
+    report.recommendation =
+        "An under-utilized GPU does little work per step: increase the batch size, or move to a smaller or "
+        "single-GPU instance. A fluctuating GPU waits between bursts of work: look for data loading or host "
+        "synchronization between steps (CPUBottleneck, Dataloader, step time breakdown).";
+    report.triggered = triggered_;
+    report.violations = violations_;
+    report.datapoints = datapoints_;
+    report.last_trigger_ns = last_trigger_ns_;
+    report.details = details_;
+    report.parameters = parameters_.ReportString();
+    report.findings = findings_.findings();
+    return report;
+  }
+
+ private:
+  void RecordViolation(const Window& window, SeriesValues::Entry& gpu, double p95w, double p5w,
+                       bool fluctuating) {
+    ++triggered_;
+    ++violations_;
+    last_trigger_ns_ = window.start_ns;
+    const std::string& node = window.model->nodes()[gpu.node].name;
+    const analysis::BoxStats stats = SortedBoxStats(SortedValues(gpu));
+    details_[node][gpu.name] = {{"gpu_max", stats.max}, {"gpu_95", p95w},       {"gpu_5", p5w},
+                                {"p25", stats.p25},     {"p50", stats.p50},     {"p75", stats.p75},
+                                {"p95", stats.p95},     {"upper", stats.upper}, {"lower", stats.lower}};
+    // The reference's last_timestamp: the start of the window being evaluated, in µs.
+    details_["last_timestamp"] = window.start_ns / 1000;
+
+    const size_t recent = std::min(gpu.values.size(), static_cast<size_t>(parameters_.Number("window")));
+    Finding finding;
+    finding.id = "LowGPUUtilization/" + node + "/" + gpu.name;
+    finding.rule = "LowGPUUtilization";
+    std::string what;
+    if (fluctuating) {
+      finding.severity = Severity::kWarning;
+      finding.title = gpu.name + " on " + node + " fluctuates: p95 " + FormatNumber(p95w) + " %, p5 " +
+                      FormatNumber(p5w) + " % over its last " + std::to_string(recent) + " samples";
+      finding.recommendation =
+          "The GPU alternates between busy and idle: find what it waits for between bursts (data loading, "
+          "host-side work, synchronization) and overlap it with compute.";
+      finding.next_step = "Compare the idle stretches with the step timeline and the CPUBottleneck findings.";
+      what = "p95 GPU utilization " + FormatNumber(p95w) + " % but p5 " + FormatNumber(p5w) + " % over the last " +
+             std::to_string(recent) + " samples of " + gpu.name;
+    } else {
+      finding.severity = p95w < parameters_.Number("threshold_p95") / 2 ? Severity::kCritical : Severity::kWarning;
+      finding.title = gpu.name + " on " + node + " is under-utilized: p95 " + FormatNumber(p95w) +
+                      " % over its last " + std::to_string(recent) + " samples";
+      finding.recommendation =
+          "The GPU has spare capacity: increase the batch size (scaling the learning rate), or run on a smaller "
+          "instance or fewer GPUs.";
+      finding.next_step = "Check the BatchSize rule and GPU memory headroom before raising the batch size.";
+      what = "p95 GPU utilization " + FormatNumber(p95w) + " % over the last " + std::to_string(recent) +
+             " samples of " + gpu.name;
+    }
+    findings_.Record(finding, node, window.start_ns, window.end_ns, what);
+  }
+
+  SeriesValues utilization_{"GPUUtilization"};
+  int64_t triggered_ = 0;
+  int64_t violations_ = 0;
+  int64_t datapoints_ = 0;
+  int64_t last_trigger_ns_ = -1;
+  nlohmann::json details_ = nlohmann::json::object();
+  FindingLog findings_;
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> MakeLowGPUUtilizationRule() { return std::make_unique<LowGPUUtilizationRule>(); }
+
+}  // namespace stepscope::rules

@@ -1,0 +1,15 @@
+# stepscope's own rules (RULES.md §native) and what they share.
+target_sources(stepscope_rules PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/step_facts.cc
+  ${CMAKE_CURRENT_LIST_DIR}/instance_catalog.cc
+  ${CMAKE_CURRENT_LIST_DIR}/step_time_breakdown_rule.cc
+  ${CMAKE_CURRENT_LIST_DIR}/dataloader_starvation_rule.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_idle_rule.cc
+  ${CMAKE_CURRENT_LIST_DIR}/sync_heavy_rule.cc
+  ${CMAKE_CURRENT_LIST_DIR}/memory_near_capacity_rule.cc
+  ${CMAKE_CURRENT_LIST_DIR}/straggler_rule.cc
+  ${CMAKE_CURRENT_LIST_DIR}/right_sizing_rule.cc
+)
+stepscope_add_unittest(native_rules_unittests
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/native_rules_unittest.cc
+  LIBS stepscope::rules)

@@ -1,0 +1,105 @@
+// The ProfilerReport driver (shared/RULES.md §13): owns one instance of each selected rule, cuts
+// the run into consecutive scan windows (RULES.md §0), builds each window once and hands it to
+// every rule in registry order, and writes the rules' outputs.
+//
+// Offline (`stepscope rules RUN`): Finish(model) evaluates every window whose start is <=
+// model.last_ns(), then calls Rule::Finish. Online (during `stepscope run`): EvaluateAvailable
+// is called with a fresh reload of the run each time and evaluates only the windows that end at
+// or before model.complete_until_ns() and were not evaluated before; the driver keeps a window
+// counter (never indices into an earlier model), so a sequence of EvaluateAvailable calls
+// followed by Finish gives exactly what one offline Finish gives on the final data.
+//
+// The windows' origin is model.first_ns() at the first evaluation. It is stable online because a
+// window is only evaluated once data up to its end is complete, so no earlier data can arrive.
+//
+// Callers: the rules command, the online evaluator of the run command, the golden tests.
+// Threading: not thread-safe; one thread drives one ProfilerReport.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/model.h"
+#include "base/status.h"
+#include "rules/builtin_rules.h"
+#include "rules/rule.h"
+
+namespace stepscope::rules {
+
+inline constexpr int64_t kDefaultScanIntervalUs = 60'000'000;  // 60 s, as SageMaker
+// The driver's own name for parameters ("ProfilerReport.scan_interval_us=30000000").
+inline constexpr std::string_view kDriverName = "ProfilerReport";
+
+class ProfilerReport {
+ public:
+  // The rules of `factories` (all when `only` is empty, else those named, in `factories`
+  // order). An unknown name in `only` is an error listing the known ones.
+  static StatusOr<std::unique_ptr<ProfilerReport>> Create(std::span<const RuleFactory> factories,
+                                                          const std::vector<std::string>& only = {});
+  // The given rules in the given order (tests use fake rules). `factories` is what parameter
+  // overrides are validated against when they name a rule that is not among `rules`.
+  explicit ProfilerReport(std::vector<std::unique_ptr<Rule>> rules,
+                          std::span<const RuleFactory> factories = {});
+
+  // One override: "CPUBottleneck.threshold=40", the reference's "CPUBottleneck_threshold=40",
+  // or the driver's "scan_interval_us=30000000" (also "ProfilerReport.scan_interval_us=...").
+  // Errors are one line naming the rule and parameter; an unknown rule lists the known ones.
+  // Overrides of known rules that are not selected are validated and otherwise ignored.
+  Status SetParameter(std::string_view assignment);
+  Status SetParameter(std::string_view rule, std::string_view parameter, std::string_view value);
+  // A parameter section: {"CPUBottleneck": {"threshold": 40}, "scan_interval_us": 30000000,
+  // "ProfilerReport": {"scan_interval_us": ...}} (a config file's `rules` table, parameters.json).
+  // `origin` names where it came from in messages ("parameters.json").
+  Status ApplyParameterObject(const nlohmann::json& section, std::string_view origin);
+
+  // Evaluates the windows that end at or before model.complete_until_ns() and were not
+  // evaluated yet. Returns how many it evaluated.
+  size_t EvaluateAvailable(const analysis::Model& model);
+  // Evaluates the remaining windows (start <= model.last_ns()) and lets every rule conclude.
+  // Later calls do nothing.
+  void Finish(const analysis::Model& model);
+
+  // "IssuesFound" once any rule's Evaluate returned true, else "NoIssuesFound".
+  std::string_view status() const { return any_met_ ? "IssuesFound" : "NoIssuesFound"; }
+  size_t windows_evaluated() const { return windows_evaluated_; }
+  int64_t scan_interval_us() const { return scan_interval_us_; }
+  bool finished() const { return finished_; }
+  const std::vector<std::unique_ptr<Rule>>& rules() const { return rules_; }
+  std::vector<RuleReport> Reports() const;
+
+  // {"format_version":1, "status", "finished", "windows_evaluated", "scan_interval_us",
+  //  "complete_until_ns", "rules":[FullJson...]}.
+  nlohmann::json RulesJson() const;
+  // <dir>/<RuleName>.json (ReferenceJson) for every rule and <dir>/rules.json (RulesJson), each
+  // written atomically; creates `dir`.
+  Status WriteOutputs(const std::string& dir) const;
+
+ private:
+  const RuleFactory* FindFactory(std::string_view rule) const;
+  Rule* FindRule(std::string_view rule) const;
+  std::string KnownRuleNames() const;
+  // Evaluates window number windows_evaluated_ of `model`.
+  void EvaluateNextWindow(const analysis::Model& model);
+  int64_t WindowStartNs(const analysis::Model& model) const;
+
+  std::vector<std::unique_ptr<Rule>> rules_;
+  std::span<const RuleFactory> factories_;
+  int64_t scan_interval_us_ = kDefaultScanIntervalUs;
+  size_t windows_evaluated_ = 0;
+  bool origin_set_ = false;
+  int64_t origin_ns_ = 0;
+  int64_t complete_until_ns_ = 0;
+  bool any_met_ = false;
+  bool finished_ = false;
+};
+
+// A document as the driver writes it: indented, newline-terminated, invalid UTF-8 replaced.
+std::string DumpJson(const nlohmann::json& document);
+
+}  // namespace stepscope::rules

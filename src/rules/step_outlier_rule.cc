@@ -1,0 +1,276 @@
+// StepOutlier (shared/RULES.md §5): steps whose duration exceeds mean + stddev·σ of all steps of
+// their node and phase so far. Sticky: once triggered, met for every later window.
+//
+// Differences from the reference (docs/rules.md "StepOutlier"):
+// - **Fixed**: one Details.step_details entry per (node, phase): step_details[node][phase]
+//   (the reference keeps only the last phase's entry, step_details[node]).
+// - A step is assigned to the window containing its start (RULES.md §0), so a step spanning a
+//   window edge is counted once.
+// - The outlier steps of this window are looked up per (node, phase, step number) (the reference
+//   keys them per node only, so a TRAIN and an EVAL step with the same number collide).
+// - step_numbers are integers (SageMaker's traces carry them as strings).
+// - A `mode` restricts the rule to that step phase (the reference's condition still lets every
+//   Step:ModeKeys step through).
+// - Findings name every outlier step in evidence ranges of consecutive step numbers, with what
+//   ran there; steps that stepscope's own detail windows disturbed (int arg
+//   "stepscope_disturbed" = 1) stay in the statistics, as the reference would count them, and
+//   their evidence says so.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analysis/numerics.h"
+#include "rules/builtin_rules.h"
+#include "rules/framework_activity.h"
+
+namespace stepscope::rules {
+namespace {
+
+using analysis::FrameworkEvent;
+using analysis::Model;
+
+constexpr std::string_view kRuleName = "StepOutlier";
+constexpr std::string_view kStepMarker = "Step:ModeKeys";
+constexpr std::string_view kStepPrefix = "Step:ModeKeys.";
+// The statistics start with more than this many steps of a (node, phase).
+constexpr size_t kMinSteps = 100;
+constexpr int kHistogramBins = 100;
+constexpr size_t kTopActivity = 5;
+
+// numpy's round(x, 2): round half to even on x·100.
+double Round2(double x) { return std::nearbyint(x * 100.0) / 100.0; }
+
+bool IsDisturbed(const Model& model, const FrameworkEvent& event) {
+  const analysis::EventArg* arg = model.FindArg(event, "stepscope_disturbed");
+  if (arg == nullptr) return false;
+  if (arg->type == analysis::EventArg::Type::kInt) return arg->int_value == 1;
+  if (arg->type == analysis::EventArg::Type::kDouble) return arg->double_value == 1.0;
+  return model.String(arg->string_value) == "1";
+}
+
+std::string FormatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f s", seconds);
+  return text;
+}
+
+struct StepRecord {
+  int64_t number = -1;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool disturbed = false;
+  size_t window = 0;  // the window it started in
+};
+
+// All steps of one (node, phase), in the order seen.
+struct StepSeries {
+  std::string node_name;
+  uint32_t node = 0;
+  std::vector<double> durations_s;
+  std::vector<StepRecord> steps;
+};
+
+class StepOutlierRule final : public Rule {
+ public:
+  StepOutlierRule() {
+    parameters_.Declare("stddev", RuleParameters::Kind::kPositive, "3");
+    parameters_.Declare("mode", RuleParameters::Kind::kText, "None");
+    parameters_.Declare("n_outliers", RuleParameters::Kind::kCount, "10");
+    report_.rule = std::string(kRuleName);
+    report_.description =
+        "Detects outliers in step duration: steps of a node and phase that take longer than the mean plus "
+        "stddev times the standard deviation of all its steps, once there are more than 100 steps; triggers "
+        "when there are more than n_outliers of them.";
+    report_.recommendation =
+        "Look at what ran during the outlier steps (evidence): periodic stalls often come from checkpointing, "
+        "evaluation, data-loader refills, garbage collection or other processes on the node. Check the step "
+        "timeline around them and move periodic work off the training loop.";
+    report_.details = {{"step_details", nlohmann::json::object()}};
+  }
+
+  std::string_view name() const override { return kRuleName; }
+
+  bool Evaluate(const Window& window) override {
+    const Model& model = *window.model;
+    report_.parameters = parameters_.ReportString();
+    const double stddev_factor = parameters_.Number("stddev");
+    const std::string& mode = parameters_.Text("mode");
+    const int64_t n_outliers = static_cast<int64_t>(parameters_.Number("n_outliers"));
+
+    for (size_t i = window.events.first; i < window.events.second; ++i) {
+      const FrameworkEvent& event = model.events()[i];
+      const std::string_view phase = model.String(event.phase);
+      if (!IsStep(phase, mode)) continue;
+      ++report_.datapoints;
+      const std::string node_name = NodeName(model, event.node);
+      StepSeries& series = series_[{node_name, std::string(phase)}];
+      series.node_name = node_name;
+      series.node = event.node;
+      series.durations_s.push_back(static_cast<double>(event.end_ns - event.start_ns) / 1e9);
+      series.steps.push_back(
+          StepRecord{event.step, event.start_ns, event.end_ns, IsDisturbed(model, event), window.index});
+    }
+
+    nlohmann::json& step_details = report_.details["step_details"];
+    for (auto& [key, series] : series_) {
+      const auto& [node_name, phase] = key;
+      const std::vector<double>& values = series.durations_s;
+      if (values.size() <= kMinSteps) continue;
+      // Online evaluation reloads the model every window: find the node's index in this one.
+      for (uint32_t n = 0; n < model.nodes().size(); ++n) {
+        if (model.nodes()[n].name == node_name) series.node = n;
+      }
+
+      const double mean = analysis::Mean(values);
+      const double sigma = analysis::StdDev(values);
+      const double threshold = mean + sigma * stddev_factor;
+      std::vector<size_t> outliers;
+      std::vector<double> normal;
+      for (size_t j = 0; j < values.size(); ++j) {
+        if (values[j] > threshold) outliers.push_back(j);
+        // As the reference: a value exactly at the threshold is neither outlier nor normal.
+        if (values[j] < threshold) normal.push_back(values[j]);
+      }
+      const analysis::BoxStats box = analysis::ComputeBoxStats(values);
+      const analysis::Histogram histogram = analysis::EqualBinHistogram(normal, kHistogramBins);
+      nlohmann::json outlier_numbers = nlohmann::json::array();
+      for (size_t j : outliers) outlier_numbers.push_back(series.steps[j].number);
+      nlohmann::json probs = nlohmann::json::array();
+      for (double count : histogram.counts) probs.push_back(static_cast<int64_t>(count));
+      step_details[node_name][phase] = {
+          {"step_stats",
+           {{"mean", mean}, {"max", box.max}, {"p99", box.p99}, {"p95", box.p95}, {"p50", box.p50}, {"min", box.min}}},
+          {"number_of_outliers", outliers.size()},
+          {"phase", phase},
+          {"stddev", Round2(sigma)},
+          {"probs", probs},
+          {"binedges", histogram.edges},
+          {"step_numbers", outlier_numbers},
+      };
+
+      if (static_cast<int64_t>(outliers.size()) > n_outliers) {
+        report_.violations += static_cast<int64_t>(outliers.size());
+        report_.triggered += 1;
+        report_.last_trigger_ns = window.start_ns;
+        // What ran during the outlier steps that started in this window (the reference looks only
+        // at this window's steps).
+        for (size_t j : outliers) {
+          const StepRecord& step = series.steps[j];
+          if (step.window != window.index) continue;
+          activity_.AddOver(model, series.node, step.start_ns, step.end_ns);
+        }
+        activity_.WriteDetails(&report_.details);
+        findings_[key] = MakeFinding(model, series, phase, outliers, mean, sigma, threshold);
+      }
+    }
+    return report_.triggered > 0;
+  }
+
+  RuleReport Report() const override {
+    RuleReport report = report_;
+    report.parameters = parameters_.ReportString();
+    for (const auto& [key, finding] : findings_) report.findings.push_back(finding);
+    return report;
+  }
+
+ private:
+  using SeriesKey = std::pair<std::string, std::string>;  // (node name, phase)
+
+  bool IsStep(std::string_view phase, const std::string& mode) const {
+    if (mode.empty() || mode == "None") return phase.find(kStepMarker) != std::string_view::npos;
+    // A mode restricts to one phase, given in full ("Step:ModeKeys.TRAIN") or short ("TRAIN").
+    return phase == mode || (phase.starts_with(kStepPrefix) && phase.substr(kStepPrefix.size()) == mode);
+  }
+
+  static std::string NodeName(const Model& model, uint32_t node) {
+    return node < model.nodes().size() ? model.nodes()[node].name : std::to_string(node);
+  }
+
+  // One Evidence per run of consecutive outlier step numbers with the same "disturbed" state.
+  Finding MakeFinding(const Model& model, const StepSeries& series, const std::string& phase,
+                      const std::vector<size_t>& outliers, double mean, double sigma, double threshold) {
+    const std::string short_phase =
+        phase.starts_with(kStepPrefix) ? phase.substr(kStepPrefix.size()) : phase;
+    Finding finding;
+    finding.id = std::string(kRuleName) + "/" + series.node_name + "/" + short_phase;
+    finding.rule = std::string(kRuleName);
+    finding.severity = Severity::kWarning;
+    finding.title = std::to_string(outliers.size()) + " " + short_phase + " steps on " + series.node_name +
+                    " took longer than " + FormatSeconds(threshold) + " (mean " + FormatSeconds(mean) +
+                    " + " + parameters_.Text("stddev") + " x stddev " + FormatSeconds(sigma) + ")";
+    finding.recommendation = report_.recommendation;
+    finding.next_step = "Open the timeline at the first outlier step and compare it with a normal step.";
+
+    std::vector<StepRecord> steps;
+    for (size_t j : outliers) steps.push_back(series.steps[j]);
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const StepRecord& a, const StepRecord& b) { return a.number < b.number; });
+    double outlier_excess_s = 0;
+    for (size_t j : outliers) outlier_excess_s += series.durations_s[j] - mean;
+    const double total_s = mean * static_cast<double>(series.durations_s.size());
+    if (total_s > 0) {
+      finding.estimated_saving = std::clamp(outlier_excess_s / total_s, 0.0, 1.0);
+      finding.saving_basis = "outlier steps' time above the mean step time, of all " + short_phase + " step time";
+    }
+
+    size_t begin = 0;
+    while (begin < steps.size()) {
+      size_t end = begin + 1;
+      while (end < steps.size() && steps[end].number == steps[end - 1].number + 1 &&
+             steps[end].disturbed == steps[begin].disturbed) {
+        ++end;
+      }
+      Evidence evidence;
+      evidence.node = series.node_name;
+      evidence.step_phase = short_phase;
+      evidence.start_ns = steps[begin].start_ns;
+      evidence.end_ns = steps[begin].end_ns;
+      double duration_s = 0;
+      for (size_t k = begin; k < end; ++k) {
+        evidence.steps.push_back(steps[k].number);
+        evidence.start_ns = std::min(evidence.start_ns, steps[k].start_ns);
+        evidence.end_ns = std::max(evidence.end_ns, steps[k].end_ns);
+        duration_s += static_cast<double>(steps[k].end_ns - steps[k].start_ns) / 1e9;
+      }
+      const size_t count = end - begin;
+      evidence.what = (count == 1 ? "step " + std::to_string(steps[begin].number)
+                                  : "steps " + std::to_string(steps[begin].number) + "-" +
+                                        std::to_string(steps[end - 1].number)) +
+                      " took " + FormatSeconds(duration_s / static_cast<double>(count)) +
+                      (count == 1 ? "" : " on average") + " against a mean of " + FormatSeconds(mean);
+      if (steps[begin].disturbed) {
+        evidence.what += "; stepscope's own detail window ran in " + std::string(count == 1 ? "this step" : "these steps") +
+                         ", so part of the time may be profiling overhead";
+      }
+      // Cached: the finding is rebuilt in every triggering window, and its ranges rarely change.
+      auto [cached, inserted] = top_activity_cache_.try_emplace(
+          std::make_tuple(series.node_name, phase, evidence.start_ns, evidence.end_ns));
+      if (inserted) {
+        FrameworkActivity activity;
+        activity.AddOver(model, series.node, evidence.start_ns, evidence.end_ns);
+        cached->second = activity.Top(kTopActivity, evidence.end_ns - evidence.start_ns);
+      }
+      evidence.top_activity = cached->second;
+      finding.evidence.push_back(std::move(evidence));
+      begin = end;
+    }
+    return finding;
+  }
+
+  RuleReport report_;
+  std::map<SeriesKey, StepSeries> series_;
+  FrameworkActivity activity_;
+  std::map<SeriesKey, Finding> findings_;
+  // (node name, phase, start, end) of an evidence range -> what ran there.
+  std::map<std::tuple<std::string, std::string, int64_t, int64_t>, std::vector<ActivityShare>> top_activity_cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Rule> MakeStepOutlierRule() { return std::make_unique<StepOutlierRule>(); }
+
+}  // namespace stepscope::rules

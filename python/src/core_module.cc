@@ -7,11 +7,13 @@
 
 #include <string>
 
+#include "analysis_binding.h"
 #include "annotation_type.h"
 #include "detail_binding.h"
 #include "name_cache.h"
 #include "record_functions.h"
 #include "recorder/recorder.h"
+#include "rules_binding.h"
 #include "run_reader_binding.h"
 #include "stepscope/stepscope.h"
 
@@ -101,5 +103,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("_set_decorator", [](py::object helper) { SetAnnotationDecorator(helper.ptr()); }, py::arg("helper"),
         "Registers helper(name_or_None, func) -> wrapper, used by Annotation as a decorator.");
   BindRunReader(m);
+  BindAnalysis(m);
+  BindRules(m);
   BindDetail(m);
 }

@@ -1,0 +1,160 @@
+#include "analysis_binding.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "analysis/model.h"
+#include "analysis/run_loader.h"
+
+namespace py = pybind11;
+
+namespace stepscope::python {
+namespace {
+
+using analysis::Model;
+
+[[noreturn]] void ThrowLoadError(const Status& status) {
+  PyObject* type = status.code() == StatusCode::kNotFound ? PyExc_FileNotFoundError : PyExc_ValueError;
+  PyErr_SetString(type, status.message().c_str());
+  throw py::error_already_set();
+}
+
+std::shared_ptr<Model> LoadRun(const std::string& path) {
+  StatusOr<Model> model = [&] {
+    py::gil_scoped_release release;
+    return analysis::LoadRun(path);
+  }();
+  if (!model.ok()) ThrowLoadError(model.status());
+  return std::make_shared<Model>(std::move(model).value());
+}
+
+py::object ArgValue(const Model& model, const analysis::EventArg& arg) {
+  switch (arg.type) {
+    case analysis::EventArg::Type::kInt: return py::int_(arg.int_value);
+    case analysis::EventArg::Type::kDouble: return py::float_(arg.double_value);
+    case analysis::EventArg::Type::kString: return py::str(std::string(model.String(arg.string_value)));
+  }
+  return py::none();
+}
+
+py::dict EventDict(const Model& model, const analysis::FrameworkEvent& event) {
+  static const char* const kKinds[] = {"span", "instant", "counter"};
+  py::dict out;
+  out["phase"] = std::string(model.String(event.phase));
+  out["name"] = std::string(model.String(event.name));
+  out["category"] = std::string(model.String(event.category));
+  out["kind"] = kKinds[static_cast<int>(event.kind)];
+  out["node"] = event.node < model.nodes().size() ? model.nodes()[event.node].name : std::string();
+  out["pid"] = event.pid;
+  out["tid"] = event.tid;
+  out["device"] = event.device;
+  out["start_ns"] = event.start_ns;
+  out["end_ns"] = event.end_ns;
+  out["step"] = event.step;
+  out["unfinished"] = event.unfinished;
+  py::dict args;
+  for (const analysis::EventArg& arg : model.Args(event)) {
+    args[py::str(std::string(model.String(arg.key)))] = ArgValue(model, arg);
+  }
+  out["args"] = std::move(args);
+  return out;
+}
+
+// A numpy view of `values` that keeps the model alive.
+template <typename T>
+py::array_t<T> View(const std::shared_ptr<const Model>& model, const std::vector<T>& values) {
+  py::capsule owner(new std::shared_ptr<const Model>(model),
+                    [](void* pointer) { delete static_cast<std::shared_ptr<const Model>*>(pointer); });
+  py::array_t<T> array({static_cast<py::ssize_t>(values.size())}, {static_cast<py::ssize_t>(sizeof(T))},
+                       values.data(), owner);
+  py::detail::array_proxy(array.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return array;
+}
+
+}  // namespace
+
+void BindAnalysis(py::module_& module) {
+  py::class_<Model, std::shared_ptr<Model>>(module, "Model",
+                                                  "A run loaded into the analysis model (src/analysis/model.h).")
+      .def_property_readonly("source", [](const Model& m) { return analysis::ModelSourceName(m.source()); })
+      .def_property_readonly("first_ns", &Model::first_ns)
+      .def_property_readonly("last_ns", &Model::last_ns)
+      .def_property_readonly("complete_until_ns", &Model::complete_until_ns)
+      .def_property_readonly("problems", &Model::problems)
+      .def_property_readonly("nodes",
+                             [](const Model& m) {
+                               py::list nodes;
+                               for (const analysis::NodeFacts& facts : m.nodes()) {
+                                 py::dict node;
+                                 node["name"] = facts.name;
+                                 node["instance_type"] = facts.instance_type;
+                                 node["instance_count"] = facts.instance_count;
+                                 node["cpu_cores"] = facts.cpu_cores;
+                                 node["gpu_count"] = facts.gpu_count;
+                                 node["gpu_memory_bytes"] = facts.gpu_memory_bytes;
+                                 nodes.append(std::move(node));
+                               }
+                               return nodes;
+                             })
+      .def("series",
+           [](const Model& m) {
+             py::list series;
+             for (size_t i = 0; i < m.series().size(); ++i) {
+               const analysis::SystemSeries& s = m.series()[i];
+               py::dict entry;
+               entry["index"] = i;
+               entry["node"] = s.node < m.nodes().size() ? m.nodes()[s.node].name : std::string();
+               entry["type"] = std::string(m.String(s.type));
+               entry["name"] = std::string(m.String(s.name));
+               entry["dimension"] = std::string(m.String(s.dimension));
+               entry["samples"] = s.time_ns.size();
+               series.append(std::move(entry));
+             }
+             return series;
+           },
+           "The system series: [{index, node, type, name, dimension, samples}] (SageMaker's keys).")
+      .def("series_values",
+           [](const std::shared_ptr<Model>& m, size_t index) {
+             if (index >= m->series().size()) throw py::index_error("no series " + std::to_string(index));
+             const analysis::SystemSeries& s = m->series()[index];
+             return py::make_tuple(View(m, s.time_ns), View(m, s.value));
+           },
+           py::arg("index"), "(times in Unix ns, values) of one series as read-only numpy arrays.")
+      .def("events",
+           [](const Model& m, int64_t start_ns, int64_t end_ns, py::object phase) {
+             // Events overlapping [start_ns, end_ns], as SageMaker's readers return them.
+             py::list events;
+             const bool any_phase = phase.is_none();
+             const std::string wanted = any_phase ? std::string() : phase.cast<std::string>();
+             for (uint32_t index : m.EventsOverlapping(start_ns, end_ns)) {
+               const analysis::FrameworkEvent& event = m.events()[index];
+               if (!any_phase && m.String(event.phase) != wanted) continue;
+               events.append(EventDict(m, event));
+             }
+             return events;
+           },
+           py::arg("start_ns"), py::arg("end_ns"), py::arg("phase") = py::none(),
+           "Framework events overlapping [start_ns, end_ns] as dicts, in start order.")
+      .def("steps",
+           [](const Model& m, py::object phase) {
+             py::list steps;
+             for (uint32_t index : m.steps()) {
+               const analysis::FrameworkEvent& event = m.events()[index];
+               const std::string_view name = m.String(event.phase);
+               if (!phase.is_none() && name.substr(name.find('.') + 1) != phase.cast<std::string>()) continue;
+               steps.append(EventDict(m, event));
+             }
+             return steps;
+           },
+           py::arg("phase") = py::none(), "Step events (of one phase: 'TRAIN', ...), in start order.")
+      .def_property_readonly("event_count", [](const Model& m) { return m.events().size(); });
+
+  module.def("load_run", &LoadRun, py::arg("path"),
+             "load_run(path) -> Model: a stepscope run (job or node directory) or an imported run.");
+}
+
+}  // namespace stepscope::python

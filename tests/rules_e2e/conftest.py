@@ -1,0 +1,79 @@
+"""End-to-end tests of the rules on real training under `stepscope run` (RULES.md, issue: a
+data-loader-starved run, a run with injected periodic stalls, a healthy run).
+
+Run by hand (from the repository root, after `ninja -C build stepscope _core`):
+
+    STEPSCOPE_CLI=build/src/cli/stepscope PYTHONPATH=build/python \\
+        /usr/bin/python3 -m pytest -q tests/rules_e2e
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(REPO, "examples", "pytorch")
+PYTHON = "/usr/bin/python3"
+SKIP_RETURN_CODE = 77
+
+
+def pytest_sessionstart(session):
+    try:
+        import torch  # noqa: F401 -- the examples need Debian's python3-torch
+    except ImportError as error:  # pragma: no cover - depends on the machine
+        pytest.exit(f"skipped: {PYTHON} cannot import torch ({error}); install python3-torch",
+                    returncode=SKIP_RETURN_CODE)
+
+
+@pytest.fixture(scope="session")
+def cli():
+    path = os.environ.get("STEPSCOPE_CLI")
+    if not path or not os.path.exists(path):
+        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
+    return path
+
+
+class RuledRun:
+    """A finished run with the rules' outputs: online (written by `stepscope run`) and offline."""
+
+    def __init__(self, directory, stdout, online, offline):
+        self.directory, self.stdout, self.online, self.offline = directory, stdout, online, offline
+
+    def rule(self, name, document=None):
+        document = document or self.offline
+        for rule in document["rules"]:
+            if rule["Rule"] == name:
+                return rule
+        raise AssertionError(f"no rule {name} in {[r['Rule'] for r in document['rules']]}")
+
+    def printed(self, key):
+        """A `key=[...]` value the training script printed."""
+        match = re.search(rf"^{key}=(.*)$", self.stdout, re.M)
+        assert match, f"{key} not printed:\n{self.stdout}"
+        return json.loads(match.group(1))
+
+
+@pytest.fixture(scope="session")
+def run_with_rules(cli, tmp_path_factory):
+    def run(job, script, *args, detail=False):
+        out = tmp_path_factory.mktemp("runs")
+        command = [cli, "run", "--out", str(out), "--job", job, "--node", "n1"]
+        if not detail:
+            command.append("--no-detail")
+        command += ["--", PYTHON, os.path.join(EXAMPLES, script), *args]
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        assert finished.returncode == 0, finished.stderr
+        directory = os.path.join(out, job)
+        with open(os.path.join(directory, "rules", "rules.json"), encoding="utf-8") as f:
+            online = json.load(f)
+        offline_dir = tmp_path_factory.mktemp("offline")
+        offline = subprocess.run([cli, "rules", directory, "--json", "--out", str(offline_dir)],
+                                 capture_output=True, text=True, timeout=300)
+        assert offline.returncode == 0, offline.stderr
+        return RuledRun(directory, finished.stdout, online, json.loads(offline.stdout))
+
+    return run

@@ -15,10 +15,22 @@
 //   ran there; steps that stepscope's own detail windows disturbed (int arg
 //   "stepscope_disturbed" = 1) stay in the statistics, as the reference would count them, and
 //   their evidence says so.
+//
+// Cost: a 24 h run has ~350,000 steps and 1,440 windows, so each window does only what decides
+// its outcome: the mean is an exact running sum (the same additions, in the same order, as
+// analysis::Mean's), σ comes from Welford's update, and the durations sit in SortedRuns so the outliers
+// are counted and listed by binary search. Whenever a duration lies so close to the threshold
+// that the update's rounding could put it on the other side, σ is recomputed exactly (two-pass,
+// as numpy), so the outliers are always exactly the reference's. Everything that only feeds
+// Details or a finding's title (σ itself, box stats, histogram, outlier step numbers) is computed
+// in Report(), over the same values the last window saw.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <mutex>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -26,6 +38,7 @@
 #include "analysis/numerics.h"
 #include "rules/builtin_rules.h"
 #include "rules/framework_activity.h"
+#include "rules/sorted_runs.h"
 
 namespace stepscope::rules {
 namespace {
@@ -72,7 +85,30 @@ struct StepSeries {
   uint32_t node = 0;
   std::vector<double> durations_s;
   std::vector<StepRecord> steps;
+  // Left-to-right sum of durations_s: bit-identical to analysis::Mean's accumulate.
+  double sum_s = 0;
+  // Welford's running mean and sum of squared deviations: σ to within rounding.
+  double welford_mean_s = 0;
+  double welford_m2 = 0;
+  SortedRuns sorted;  // durations_s with their indices
 };
+
+// The statistics of a (node, phase) as of a window, the values numpy would give.
+struct SeriesStats {
+  double mean = 0;
+  double sigma = 0;
+  double threshold = 0;
+};
+
+// Exact (two-pass) statistics of the first `count` durations.
+SeriesStats ExactStats(const std::vector<double>& durations_s, size_t count, double stddev_factor) {
+  const std::span<const double> values(durations_s.data(), count);
+  SeriesStats stats;
+  stats.mean = analysis::Mean(values);
+  stats.sigma = analysis::StdDev(values);
+  stats.threshold = stats.mean + stats.sigma * stddev_factor;
+  return stats;
+}
 
 class StepOutlierRule final : public Rule {
  public:
@@ -101,6 +137,9 @@ class StepOutlierRule final : public Rule {
     const std::string& mode = parameters_.Text("mode");
     const int64_t n_outliers = static_cast<int64_t>(parameters_.Number("n_outliers"));
 
+    ++evaluations_;
+    stddev_factor_ = stddev_factor;
+    std::map<StepSeries*, std::vector<SortedRuns::Entry>> batches;
     for (size_t i = window.events.first; i < window.events.second; ++i) {
       const FrameworkEvent& event = model.events()[i];
       const std::string_view phase = model.String(event.phase);
@@ -110,12 +149,18 @@ class StepOutlierRule final : public Rule {
       StepSeries& series = series_[{node_name, std::string(phase)}];
       series.node_name = node_name;
       series.node = event.node;
-      series.durations_s.push_back(static_cast<double>(event.end_ns - event.start_ns) / 1e9);
+      const double duration_s = static_cast<double>(event.end_ns - event.start_ns) / 1e9;
+      batches[&series].push_back(SortedRuns::Entry{duration_s, series.durations_s.size()});
+      series.durations_s.push_back(duration_s);
+      series.sum_s += duration_s;
+      const double delta = duration_s - series.welford_mean_s;
+      series.welford_mean_s += delta / static_cast<double>(series.durations_s.size());
+      series.welford_m2 += delta * (duration_s - series.welford_mean_s);
       series.steps.push_back(
           StepRecord{event.step, event.start_ns, event.end_ns, IsDisturbed(model, event), window.index});
     }
+    for (auto& [series, batch] : batches) series->sorted.Add(std::move(batch));
 
-    nlohmann::json& step_details = report_.details["step_details"];
     for (auto& [key, series] : series_) {
       const auto& [node_name, phase] = key;
       const std::vector<double>& values = series.durations_s;
@@ -125,34 +170,11 @@ class StepOutlierRule final : public Rule {
         if (model.nodes()[n].name == node_name) series.node = n;
       }
 
-      const double mean = analysis::Mean(values);
-      const double sigma = analysis::StdDev(values);
-      const double threshold = mean + sigma * stddev_factor;
-      std::vector<size_t> outliers;
-      std::vector<double> normal;
-      for (size_t j = 0; j < values.size(); ++j) {
-        if (values[j] > threshold) outliers.push_back(j);
-        // As the reference: a value exactly at the threshold is neither outlier nor normal.
-        if (values[j] < threshold) normal.push_back(values[j]);
-      }
-      const analysis::BoxStats box = analysis::ComputeBoxStats(values);
-      const analysis::Histogram histogram = analysis::EqualBinHistogram(normal, kHistogramBins);
-      nlohmann::json outlier_numbers = nlohmann::json::array();
-      for (size_t j : outliers) outlier_numbers.push_back(series.steps[j].number);
-      nlohmann::json probs = nlohmann::json::array();
-      for (double count : histogram.counts) probs.push_back(static_cast<int64_t>(count));
-      step_details[node_name][phase] = {
-          {"step_stats",
-           {{"mean", mean}, {"max", box.max}, {"p99", box.p99}, {"p95", box.p95}, {"p50", box.p50}, {"min", box.min}}},
-          {"number_of_outliers", outliers.size()},
-          {"phase", phase},
-          {"stddev", Round2(sigma)},
-          {"probs", probs},
-          {"binedges", histogram.edges},
-          {"step_numbers", outlier_numbers},
-      };
-
-      if (static_cast<int64_t>(outliers.size()) > n_outliers) {
+      const double threshold = Threshold(series, stddev_factor);
+      // As the reference: a value exactly at the threshold is neither outlier nor normal.
+      const size_t outlier_count = series.sorted.CountAbove(threshold);
+      if (static_cast<int64_t>(outlier_count) > n_outliers) {
+        const std::vector<size_t> outliers = series.sorted.IndicesAbove(threshold);
         report_.violations += static_cast<int64_t>(outliers.size());
         report_.triggered += 1;
         report_.last_trigger_ns = window.start_ns;
@@ -164,21 +186,110 @@ class StepOutlierRule final : public Rule {
           activity_.AddOver(model, series.node, step.start_ns, step.end_ns);
         }
         activity_.WriteDetails(&report_.details);
-        findings_[key] = MakeFinding(model, series, phase, outliers, mean, sigma, threshold);
+        findings_[key] = MakeFinding(model, series, phase, outliers, stddev_factor);
       }
     }
     return report_.triggered > 0;
   }
 
   RuleReport Report() const override {
+    // Report() is const and may be called from several threads at once: the cache is shared.
+    const std::lock_guard<std::mutex> lock(cache_mutex_);
+    if (cached_evaluations_ != evaluations_) {
+      cached_step_details_ = StepDetails();
+      cached_titles_.clear();
+      for (const auto& [key, pending] : findings_) {
+        const SeriesStats stats = ExactStats(series_.at(key).durations_s, pending.step_count, pending.stddev_factor);
+        cached_titles_[key] = std::to_string(pending.outlier_count) + " " + pending.short_phase + " steps on " +
+                              key.first + " took longer than " + FormatSeconds(stats.threshold) + " (mean " +
+                              FormatSeconds(stats.mean) + " + " + pending.stddev_text + " x stddev " +
+                              FormatSeconds(stats.sigma) + ")";
+      }
+      cached_evaluations_ = evaluations_;
+    }
     RuleReport report = report_;
     report.parameters = parameters_.ReportString();
-    for (const auto& [key, finding] : findings_) report.findings.push_back(finding);
+    report.details["step_details"] = cached_step_details_;
+    for (const auto& [key, pending] : findings_) {
+      report.findings.push_back(pending.finding);
+      report.findings.back().title = cached_titles_.at(key);
+    }
     return report;
   }
 
  private:
   using SeriesKey = std::pair<std::string, std::string>;  // (node name, phase)
+
+  // A finding as of the window that made it; its title needs the exact σ of the first
+  // step_count steps, computed in Report().
+  struct PendingFinding {
+    Finding finding;
+    size_t step_count = 0;
+    size_t outlier_count = 0;
+    double stddev_factor = 0;
+    std::string stddev_text;
+    std::string short_phase;
+  };
+
+  // mean + σ·stddev_factor over every step of the series so far, exact wherever it decides which
+  // steps are above it: the incremental σ may differ from numpy's two-pass σ in the last bits,
+  // so when any duration lies within a bound of that difference of the threshold, σ is
+  // recomputed the numpy way. (Bound: Welford's and the two-pass σ each err by O(n·ε·|mean|);
+  // the margin below is a generous multiple of both plus 1e-9 relative.)
+  static double Threshold(const StepSeries& series, double stddev_factor) {
+    const size_t count = series.durations_s.size();
+    const double count_d = static_cast<double>(count);
+    const double mean = series.sum_s / count_d;  // == analysis::Mean(durations_s), bit for bit
+    const double sigma = std::sqrt(std::max(series.welford_m2, 0.0) / count_d);
+    const double threshold = mean + sigma * stddev_factor;
+    const double epsilon = std::numeric_limits<double>::epsilon();
+    const double margin =
+        (1 + stddev_factor) * (std::abs(mean) + sigma) * (1e-9 + 16 * count_d * epsilon);
+    if (std::isfinite(threshold) && series.sorted.CountBetween(threshold - margin, threshold + margin) == 0) {
+      return threshold;
+    }
+    return ExactStats(series.durations_s, count, stddev_factor).threshold;
+  }
+
+  // Details.step_details as the last window left it: every (node, phase) with more than
+  // kMinSteps steps, over all of its steps.
+  nlohmann::json StepDetails() const {
+    nlohmann::json step_details = nlohmann::json::object();
+    for (const auto& [key, series] : series_) {
+      const auto& [node_name, phase] = key;
+      const std::vector<double>& values = series.durations_s;
+      if (values.size() <= kMinSteps) continue;
+      const SeriesStats stats = ExactStats(values, values.size(), stddev_factor_);
+      const std::vector<double> sorted = series.sorted.SortedValues();
+      // As the reference: a value exactly at the threshold is neither outlier nor normal.
+      const auto normal_end = std::lower_bound(sorted.begin(), sorted.end(), stats.threshold);
+      const std::span<const double> normal(sorted.data(), static_cast<size_t>(normal_end - sorted.begin()));
+      const analysis::BoxStats box = analysis::ComputeBoxStats(sorted);
+      const analysis::Histogram histogram = analysis::EqualBinHistogram(normal, kHistogramBins);
+      nlohmann::json outlier_numbers = nlohmann::json::array();
+      for (size_t j = 0; j < values.size(); ++j) {
+        if (values[j] > stats.threshold) outlier_numbers.push_back(series.steps[j].number);
+      }
+      nlohmann::json probs = nlohmann::json::array();
+      for (double count : histogram.counts) probs.push_back(static_cast<int64_t>(count));
+      step_details[node_name][phase] = {
+          {"step_stats",
+           {{"mean", stats.mean},
+            {"max", box.max},
+            {"p99", box.p99},
+            {"p95", box.p95},
+            {"p50", box.p50},
+            {"min", box.min}}},
+          {"number_of_outliers", outlier_numbers.size()},
+          {"phase", phase},
+          {"stddev", Round2(stats.sigma)},
+          {"probs", probs},
+          {"binedges", histogram.edges},
+          {"step_numbers", outlier_numbers},
+      };
+    }
+    return step_details;
+  }
 
   bool IsStep(std::string_view phase, const std::string& mode) const {
     if (mode.empty() || mode == "None") return phase.find(kStepMarker) != std::string_view::npos;
@@ -191,17 +302,21 @@ class StepOutlierRule final : public Rule {
   }
 
   // One Evidence per run of consecutive outlier step numbers with the same "disturbed" state.
-  Finding MakeFinding(const Model& model, const StepSeries& series, const std::string& phase,
-                      const std::vector<size_t>& outliers, double mean, double sigma, double threshold) {
+  PendingFinding MakeFinding(const Model& model, const StepSeries& series, const std::string& phase,
+                             const std::vector<size_t>& outliers, double stddev_factor) {
     const std::string short_phase =
         phase.starts_with(kStepPrefix) ? phase.substr(kStepPrefix.size()) : phase;
-    Finding finding;
+    const double mean = series.sum_s / static_cast<double>(series.durations_s.size());
+    PendingFinding pending;
+    pending.step_count = series.durations_s.size();
+    pending.outlier_count = outliers.size();
+    pending.stddev_factor = stddev_factor;
+    pending.stddev_text = parameters_.Text("stddev");
+    pending.short_phase = short_phase;
+    Finding& finding = pending.finding;
     finding.id = std::string(kRuleName) + "/" + series.node_name + "/" + short_phase;
     finding.rule = std::string(kRuleName);
     finding.severity = Severity::kWarning;
-    finding.title = std::to_string(outliers.size()) + " " + short_phase + " steps on " + series.node_name +
-                    " took longer than " + FormatSeconds(threshold) + " (mean " + FormatSeconds(mean) +
-                    " + " + parameters_.Text("stddev") + " x stddev " + FormatSeconds(sigma) + ")";
     finding.recommendation = report_.recommendation;
     finding.next_step = "Open the timeline at the first outlier step and compare it with a normal step.";
 
@@ -258,13 +373,20 @@ class StepOutlierRule final : public Rule {
       finding.evidence.push_back(std::move(evidence));
       begin = end;
     }
-    return finding;
+    return pending;
   }
 
   RuleReport report_;
   std::map<SeriesKey, StepSeries> series_;
   FrameworkActivity activity_;
-  std::map<SeriesKey, Finding> findings_;
+  std::map<SeriesKey, PendingFinding> findings_;
+  size_t evaluations_ = 0;
+  double stddev_factor_ = 0;  // as of the last window
+  // What Report() computed, valid while cached_evaluations_ == evaluations_.
+  mutable std::mutex cache_mutex_;
+  mutable size_t cached_evaluations_ = std::numeric_limits<size_t>::max();
+  mutable nlohmann::json cached_step_details_;
+  mutable std::map<SeriesKey, std::string> cached_titles_;
   // (node name, phase, start, end) of an evidence range -> what ran there.
   std::map<std::tuple<std::string, std::string, int64_t, int64_t>, std::vector<ActivityShare>> top_activity_cache_;
 };

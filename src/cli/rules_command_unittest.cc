@@ -63,7 +63,8 @@ TEST(RulesCommand, TableFitsOneHundredColumns) {
   EXPECT_EQ(all[1].size(), 100u);
   EXPECT_EQ(all[2], "OverallSystemUsage               0      12345        678 (reporting rule)");
   EXPECT_EQ(all[3], "StepOutlier                      0      12345        678 -");
-  EXPECT_EQ(all[4], "status: NoIssuesFound; 0 windows of 60 s");
+  // CPUBottleneck reports 3 triggers with a finding: the status agrees with what the table shows.
+  EXPECT_EQ(all[4], "status: IssuesFound; 0 windows of 60 s");
   EXPECT_EQ(all[5], "outputs: /runs/job/rules");
 }
 

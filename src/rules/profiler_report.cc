@@ -219,6 +219,16 @@ std::vector<RuleReport> ProfilerReport::Reports() const {
   return reports;
 }
 
+std::string_view ProfilerReport::status() const {
+  bool issues = any_met_;
+  for (const auto& rule : rules_) {
+    if (issues) break;
+    const RuleReport report = rule->Report();
+    issues = !report.reporting && report.triggered > 0;
+  }
+  return issues ? "IssuesFound" : "NoIssuesFound";
+}
+
 nlohmann::json ProfilerReport::RulesJson() const {
   nlohmann::json rules = nlohmann::json::array();
   for (const RuleReport& report : Reports()) rules.push_back(FullJson(report));

@@ -65,8 +65,10 @@ class ProfilerReport {
   // Later calls do nothing.
   void Finish(const analysis::Model& model);
 
-  // "IssuesFound" once any rule's Evaluate returned true, else "NoIssuesFound".
-  std::string_view status() const { return any_met_ ? "IssuesFound" : "NoIssuesFound"; }
+  // "IssuesFound" once any rule's Evaluate returned true, or once a rule that concludes over the
+  // run (stepscope's own rules, whose Evaluate only collects) reports a trigger; else
+  // "NoIssuesFound". A finding shown with "NoIssuesFound" would contradict itself.
+  std::string_view status() const;
   size_t windows_evaluated() const { return windows_evaluated_; }
   int64_t scan_interval_us() const { return scan_interval_us_; }
   bool finished() const { return finished_; }

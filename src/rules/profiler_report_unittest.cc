@@ -160,6 +160,40 @@ TEST(ProfilerReport, StatusIsIssuesFoundOnceAnyRuleMetItsCondition) {
   EXPECT_EQ(late->status(), "NoIssuesFound");
 }
 
+// A rule that concludes over the run (stepscope's own): Evaluate only collects, Report decides.
+class ConcludingRule : public Rule {
+ public:
+  ConcludingRule(bool reporting, int64_t triggered) : reporting_(reporting), triggered_(triggered) {}
+  std::string_view name() const override { return reporting_ ? "Reporting" : "Concluding"; }
+  bool Evaluate(const Window&) override { return false; }
+  RuleReport Report() const override {
+    RuleReport report;
+    report.rule = std::string(name());
+    report.reporting = reporting_;
+    report.triggered = triggered_;
+    return report;
+  }
+
+ private:
+  bool reporting_;
+  int64_t triggered_;
+};
+
+TEST(ProfilerReport, StatusCountsRulesThatConcludeInTheirReport) {
+  std::vector<std::unique_ptr<Rule>> quiet;
+  quiet.push_back(std::make_unique<ConcludingRule>(false, 0));
+  quiet.push_back(std::make_unique<ConcludingRule>(true, 3));  // a reporting rule never makes an issue
+  ProfilerReport quiet_report(std::move(quiet));
+  quiet_report.Finish(MakeModel({0, 100}, {}));
+  EXPECT_EQ(quiet_report.status(), "NoIssuesFound");
+  std::vector<std::unique_ptr<Rule>> found;
+  found.push_back(std::make_unique<ConcludingRule>(false, 1));
+  ProfilerReport found_report(std::move(found));
+  found_report.Finish(MakeModel({0, 100}, {}));
+  EXPECT_EQ(found_report.status(), "IssuesFound");
+  EXPECT_EQ(found_report.RulesJson()["status"], "IssuesFound");
+}
+
 TEST(ProfilerReport, EmptyModelHasNoWindows) {
   auto report = TwoRules(nullptr);
   report->Finish(MakeModel({}, {}));

@@ -19,8 +19,6 @@
 namespace stepscope::rules {
 namespace {
 
-constexpr size_t kWorstStepsKept = 5;
-
 struct LoaderFacts {
   int64_t num_workers = -1;  // -1: unknown (no DataLoaderIterInitialize seen)
   int64_t prefetch_factor = -1;
@@ -37,9 +35,7 @@ struct PhaseTotals {
   int64_t first_start_ns = INT64_MAX;
   int64_t last_end_ns = 0;
   int32_t pid = 0;
-  // Largest waits, at most kWorstStepsKept, with what ran in them (measured while the window's
-  // model is at hand: a live run's model is replaced by the next reload).
-  std::vector<std::pair<StepFacts, std::vector<ActivityShare>>> worst;
+  WorstSteps worst{&StepFacts::data_wait_ns};  // the largest waits, for evidence
 };
 
 class DataloaderStarvationRule final : public Rule {
@@ -53,8 +49,7 @@ class DataloaderStarvationRule final : public Rule {
 
   bool Evaluate(const Window& window) override {
     const analysis::Model& model = *window.model;
-    node_names_.resize(model.nodes().size());
-    for (size_t i = 0; i < model.nodes().size(); ++i) node_names_[i] = model.nodes()[i].name;
+    node_names_.Update(model);
     for (size_t i = window.events.first; i < window.events.second; ++i) {
       const analysis::FrameworkEvent& event = model.events()[i];
       if (model.String(event.phase) != "DataLoaderIterInitialize") continue;
@@ -81,14 +76,7 @@ class DataloaderStarvationRule final : public Rule {
       totals.wait_ns += step.data_wait_ns;
       totals.first_start_ns = std::min(totals.first_start_ns, step.start_ns);
       totals.last_end_ns = std::max(totals.last_end_ns, step.end_ns);
-      if (totals.worst.size() == kWorstStepsKept && step.data_wait_ns <= totals.worst.back().first.data_wait_ns) {
-        continue;
-      }
-      auto activity = TopActivity(model, step.node, step.pid, step.start_ns, step.end_ns, 5);
-      totals.worst.emplace_back(std::move(step), std::move(activity));
-      std::sort(totals.worst.begin(), totals.worst.end(),
-                [](const auto& a, const auto& b) { return a.first.data_wait_ns > b.first.data_wait_ns; });
-      if (totals.worst.size() > kWorstStepsKept) totals.worst.pop_back();
+      totals.worst.Offer(model, std::move(step));
     }
     return false;  // concluded over the run so far, in Report()
   }
@@ -107,7 +95,7 @@ class DataloaderStarvationRule final : public Rule {
     nlohmann::json details = nlohmann::json::object();
     for (const auto& [key, totals] : totals_) {
       const auto& [node, phase] = key;
-      const std::string node_name = node < node_names_.size() ? node_names_[node] : std::to_string(node);
+      const std::string node_name = node_names_(node);
       report.datapoints += totals.steps;
       const double share = totals.step_ns > 0 ? static_cast<double>(totals.wait_ns) / totals.step_ns : 0.0;
       details[node_name][phase] = {{"steps", totals.steps},
@@ -157,7 +145,7 @@ class DataloaderStarvationRule final : public Rule {
     finding.recommendation = advice;
     finding.next_step = "Open the data-loader detail window (stepscope run --dataloader-steps START:COUNT) to see "
                         "per-batch times in each worker.";
-    for (const auto& [step, activity] : totals.worst) {
+    for (const auto& [step, activity] : totals.worst.entries()) {
       Evidence evidence;
       evidence.node = node_name;
       evidence.start_ns = step.start_ns;
@@ -174,7 +162,7 @@ class DataloaderStarvationRule final : public Rule {
 
   std::map<std::pair<uint32_t, std::string>, PhaseTotals> totals_;
   std::map<uint32_t, LoaderFacts> loaders_;
-  std::vector<std::string> node_names_;
+  NodeNames node_names_;
   bool has_gpu_ = false;
 };
 

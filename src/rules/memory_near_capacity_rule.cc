@@ -28,8 +28,7 @@ class MemoryNearCapacityRule final : public Rule {
 
   bool Evaluate(const Window& window) override {
     const analysis::Model& model = *window.model;
-    node_names_.resize(model.nodes().size());
-    for (size_t i = 0; i < model.nodes().size(); ++i) node_names_[i] = model.nodes()[i].name;
+    node_names_.Update(model);
     for (size_t s = 0; s < model.series().size() && s < window.samples.size(); ++s) {
       const analysis::SystemSeries& series = model.series()[s];
       const std::string_view dimension = model.String(series.dimension);
@@ -58,7 +57,7 @@ class MemoryNearCapacityRule final : public Rule {
     nlohmann::json details = nlohmann::json::object();
     for (const auto& [key, peak] : peaks_) {
       const auto& [node, device] = key;
-      const std::string node_name = node < node_names_.size() ? node_names_[node] : std::to_string(node);
+      const std::string node_name = node_names_(node);
       report.datapoints += peak.samples;
       details[node_name][device] = {{"peak_pct", peak.value}, {"peak_time_ns", peak.time_ns}};
       if (peak.value <= threshold) continue;
@@ -93,7 +92,7 @@ class MemoryNearCapacityRule final : public Rule {
 
  private:
   std::map<std::tuple<uint32_t, std::string>, Peak> peaks_;
-  std::vector<std::string> node_names_;
+  NodeNames node_names_;
 };
 
 }  // namespace

@@ -135,6 +135,24 @@ std::vector<ActivityShare> TopActivity(const analysis::Model& model, uint32_t no
   return shares;
 }
 
+void NodeNames::Update(const analysis::Model& model) {
+  names_.resize(std::max(names_.size(), model.nodes().size()));
+  for (size_t i = 0; i < model.nodes().size(); ++i) names_[i] = model.nodes()[i].name;
+}
+
+std::string NodeNames::operator()(uint32_t node) const {
+  return node < names_.size() ? names_[node] : std::to_string(node);
+}
+
+void WorstSteps::Offer(const analysis::Model& model, StepFacts step) {
+  if (entries_.size() == capacity_ && step.*key_ <= entries_.back().first.*key_) return;
+  auto activity = TopActivity(model, step.node, step.pid, step.start_ns, step.end_ns, 5);
+  entries_.emplace_back(std::move(step), std::move(activity));
+  std::sort(entries_.begin(), entries_.end(),
+            [this](const Entry& a, const Entry& b) { return a.first.*key_ > b.first.*key_; });
+  if (entries_.size() > capacity_) entries_.pop_back();
+}
+
 std::string FormatDurationNs(int64_t ns) {
   char text[32];
   const double value = static_cast<double>(ns);

@@ -37,6 +37,34 @@ struct StepFacts {
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
+// The model's node names, remembered across windows: a rule reports after the model it read is
+// gone (a live run is reloaded every interval).
+class NodeNames {
+ public:
+  void Update(const analysis::Model& model);
+  // The node's name, or its index as text when it was never seen.
+  std::string operator()(uint32_t node) const;
+
+ private:
+  std::vector<std::string> names_;
+};
+
+// The `capacity` steps with the largest `key` so far, each with what ran in it (measured while
+// the window's model is at hand), largest first.
+class WorstSteps {
+ public:
+  using Entry = std::pair<StepFacts, std::vector<ActivityShare>>;
+  explicit WorstSteps(int64_t StepFacts::*key, size_t capacity = 5) : key_(key), capacity_(capacity) {}
+  // Keeps `step` if it ranks; then measures its activity in `model`.
+  void Offer(const analysis::Model& model, StepFacts step);
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  int64_t StepFacts::*key_;
+  size_t capacity_;
+  std::vector<Entry> entries_;
+};
+
 // The steps that start in the window's event range, with their facts.
 std::vector<StepFacts> CollectStepFacts(const Window& window);
 

@@ -65,8 +65,7 @@ class StepTimeBreakdownRule final : public Rule {
 
   bool Evaluate(const Window& window) override {
     const analysis::Model& model = *window.model;
-    node_names_.resize(model.nodes().size());
-    for (size_t i = 0; i < model.nodes().size(); ++i) node_names_[i] = model.nodes()[i].name;
+    node_names_.Update(model);
     const auto& events = model.events();
     for (size_t i = window.events.first; i < window.events.second; ++i) {
       const analysis::FrameworkEvent& step = events[i];
@@ -125,7 +124,7 @@ class StepTimeBreakdownRule final : public Rule {
     nlohmann::json details = nlohmann::json::object();
     for (const auto& [key, totals] : totals_) {
       const auto& [node, phase] = key;
-      const std::string node_name = node < node_names_.size() ? node_names_[node] : std::to_string(node);
+      const std::string node_name = node_names_(node);
       report.datapoints += totals.steps;
       nlohmann::json categories = nlohmann::json::object();
       for (int c = 0; c < kCategoryCount; ++c) {
@@ -147,7 +146,7 @@ class StepTimeBreakdownRule final : public Rule {
 
  private:
   std::map<std::pair<uint32_t, std::string>, Totals> totals_;
-  std::vector<std::string> node_names_;
+  NodeNames node_names_;
 };
 
 }  // namespace

@@ -42,8 +42,7 @@ class StragglerRule final : public Rule {
 
   bool Evaluate(const Window& window) override {
     const analysis::Model& model = *window.model;
-    node_names_.resize(model.nodes().size());
-    for (size_t i = 0; i < model.nodes().size(); ++i) node_names_[i] = model.nodes()[i].name;
+    node_names_.Update(model);
     std::map<std::string, std::map<uint32_t, std::vector<StepFacts>>> by_phase;
     for (StepFacts& step : CollectStepFacts(window)) by_phase[step.phase][step.node].push_back(std::move(step));
     const double threshold = parameters_.Number("threshold_pct") / 100.0;
@@ -86,7 +85,7 @@ class StragglerRule final : public Rule {
     nlohmann::json details = nlohmann::json::object();
     for (const auto& [key, record] : records_) {
       const auto& [node, phase] = key;
-      const std::string node_name = node < node_names_.size() ? node_names_[node] : std::to_string(node);
+      const std::string node_name = node_names_(node);
       const auto slow = static_cast<int64_t>(record.slow.size());
       details[node_name][phase] = {{"windows_compared", record.compared}, {"windows_slow", slow}};
       if (slow < patience || 2 * slow < record.compared) continue;
@@ -130,7 +129,7 @@ class StragglerRule final : public Rule {
 
  private:
   std::map<std::pair<uint32_t, std::string>, NodeRecord> records_;
-  std::vector<std::string> node_names_;
+  NodeNames node_names_;
   int64_t datapoints_ = 0;
 };
 

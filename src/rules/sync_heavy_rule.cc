@@ -17,15 +17,13 @@
 namespace stepscope::rules {
 namespace {
 
-constexpr size_t kWorstStepsKept = 5;
-
 struct Totals {
   int64_t steps = 0;
   int64_t step_ns = 0;
   int64_t sync_ns = 0;
   int64_t syncs = 0;
   int64_t last_end_ns = 0;
-  std::vector<std::pair<StepFacts, std::vector<ActivityShare>>> worst;  // most sync time first
+  WorstSteps worst{&StepFacts::sync_ns};  // most sync time first, for evidence
 };
 
 class SyncHeavyRule final : public Rule {
@@ -38,8 +36,7 @@ class SyncHeavyRule final : public Rule {
 
   bool Evaluate(const Window& window) override {
     const analysis::Model& model = *window.model;
-    node_names_.resize(model.nodes().size());
-    for (size_t i = 0; i < model.nodes().size(); ++i) node_names_[i] = model.nodes()[i].name;
+    node_names_.Update(model);
     for (StepFacts& step : CollectStepFacts(window)) {
       Totals& totals = totals_[{step.node, step.phase}];
       ++totals.steps;
@@ -47,15 +44,7 @@ class SyncHeavyRule final : public Rule {
       totals.sync_ns += step.sync_ns;
       totals.syncs += step.sync_count;
       totals.last_end_ns = std::max(totals.last_end_ns, step.end_ns);
-      if (step.sync_count == 0 ||
-          (totals.worst.size() == kWorstStepsKept && step.sync_ns <= totals.worst.back().first.sync_ns)) {
-        continue;
-      }
-      auto activity = TopActivity(model, step.node, step.pid, step.start_ns, step.end_ns, 5);
-      totals.worst.emplace_back(std::move(step), std::move(activity));
-      std::sort(totals.worst.begin(), totals.worst.end(),
-                [](const auto& a, const auto& b) { return a.first.sync_ns > b.first.sync_ns; });
-      if (totals.worst.size() > kWorstStepsKept) totals.worst.pop_back();
+      if (step.sync_count > 0) totals.worst.Offer(model, std::move(step));
     }
     return false;
   }
@@ -72,7 +61,7 @@ class SyncHeavyRule final : public Rule {
     nlohmann::json details = nlohmann::json::object();
     for (const auto& [key, totals] : totals_) {
       const auto& [node, phase] = key;
-      const std::string node_name = node < node_names_.size() ? node_names_[node] : std::to_string(node);
+      const std::string node_name = node_names_(node);
       report.datapoints += totals.steps;
       const double share = totals.step_ns > 0 ? static_cast<double>(totals.sync_ns) / totals.step_ns : 0.0;
       const double per_step = totals.steps ? static_cast<double>(totals.syncs) / totals.steps : 0.0;
@@ -94,7 +83,7 @@ class SyncHeavyRule final : public Rule {
       finding.recommendation = report.recommendation;
       finding.next_step = "Look at the Python functions around the synchronizations in a python detail window "
                           "(stepscope pyprof RUN) to find the .item()/.cpu() calls.";
-      for (const auto& [step, activity] : totals.worst) {
+      for (const auto& [step, activity] : totals.worst.entries()) {
         Evidence evidence;
         evidence.node = node_name;
         evidence.start_ns = step.start_ns;
@@ -114,7 +103,7 @@ class SyncHeavyRule final : public Rule {
 
  private:
   std::map<std::pair<uint32_t, std::string>, Totals> totals_;
-  std::vector<std::string> node_names_;
+  NodeNames node_names_;
 };
 
 }  // namespace

@@ -54,6 +54,99 @@ std::string_view RawKey(od::raw_json_string key) {
   return {begin, static_cast<size_t>(end - begin)};
 }
 
+// True when the raw (still escaped) key is exactly `expected`, without first scanning the key
+// for its closing quote: the importer reads ~10 keys per event, and that scan was a tenth of its
+// time. The document's padding (SIMDJSON_PADDING, 64 bytes) keeps the read in bounds for the
+// short keys compared here.
+template <size_t N>
+inline bool KeyIs(const char* raw, const char (&expected)[N]) {
+  return std::memcmp(raw, expected, N - 1) == 0 && raw[N - 1] == '"';
+}
+
+enum class EventField : uint8_t { kOther, kPh, kCat, kName, kPid, kTid, kTs, kDur, kId, kArgs };
+
+EventField EventFieldOf(const char* raw) {
+  switch (raw[0]) {
+    case 'p':
+      if (KeyIs(raw, "ph")) return EventField::kPh;
+      if (KeyIs(raw, "pid")) return EventField::kPid;
+      break;
+    case 'c':
+      if (KeyIs(raw, "cat")) return EventField::kCat;
+      break;
+    case 'n':
+      if (KeyIs(raw, "name")) return EventField::kName;
+      break;
+    case 't':
+      if (KeyIs(raw, "ts")) return EventField::kTs;
+      if (KeyIs(raw, "tid")) return EventField::kTid;
+      break;
+    case 'd':
+      if (KeyIs(raw, "dur")) return EventField::kDur;
+      break;
+    case 'i':
+      if (KeyIs(raw, "id")) return EventField::kId;
+      break;
+    case 'a':
+      if (KeyIs(raw, "args")) return EventField::kArgs;
+      break;
+    default:
+      break;
+  }
+  return EventField::kOther;
+}
+
+// Index into kKeptArgs, or kKeptArgCount. Most of Kineto's args are not kept; switching on the
+// first byte turns most of them away at once and leaves comparisons of known length, which
+// the compiler inlines (a memcmp call per candidate cost 4 % of the import).
+constexpr size_t IndexOfKeptArg(std::string_view key) {
+  for (size_t i = 0; i < kKeptArgCount; ++i) {
+    if (kKeptArgs[i].key == key) return i;
+  }
+  return kKeptArgCount;
+}
+
+size_t KeptArgIndex(const char* raw) {
+#define STEPSCOPE_KEPT(literal)                                                       \
+  do {                                                                                \
+    constexpr size_t kIndex = IndexOfKeptArg(literal);                                \
+    static_assert(kIndex < kKeptArgCount, literal " is not in kKeptArgs");           \
+    if (KeyIs(raw, literal)) return kIndex;                                           \
+  } while (false)
+  switch (raw[0]) {
+    case 'c': STEPSCOPE_KEPT("correlation"); break;
+    case 'E': STEPSCOPE_KEPT("External id"); break;
+    case 'd': STEPSCOPE_KEPT("device"); break;
+    case 's':
+      STEPSCOPE_KEPT("stream");
+      STEPSCOPE_KEPT("shared memory");
+      break;
+    case 'g': STEPSCOPE_KEPT("grid"); break;
+    case 'b':
+      STEPSCOPE_KEPT("block");
+      STEPSCOPE_KEPT("blocks per SM");
+      STEPSCOPE_KEPT("bytes");
+      break;
+    case 'r': STEPSCOPE_KEPT("registers per thread"); break;
+    case 'w': STEPSCOPE_KEPT("warps per SM"); break;
+    case 'e': STEPSCOPE_KEPT("est. achieved occupancy %"); break;
+    case 'm': STEPSCOPE_KEPT("memory bandwidth (GB/s)"); break;
+    case 'I': STEPSCOPE_KEPT("Input Dims"); break;
+    default: break;
+  }
+#undef STEPSCOPE_KEPT
+  return kKeptArgCount;
+}
+
+// simdjson's buffers (about 5 bytes per input byte for the largest file seen) are kept per
+// thread rather than per importer: a rank's trace after another's, or the next import in a
+// long-lived process, then reuses memory that is already mapped, instead of page-faulting a
+// fresh copy in (a third of the time of a one-file import was those faults).
+simdjson::ondemand::parser& ThreadParser() {
+  static thread_local simdjson::ondemand::parser parser;
+  return parser;
+}
+
 std::string_view Trim(std::string_view text) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t')) {
     text.remove_suffix(1);
@@ -125,42 +218,43 @@ error_code KinetoFileParser::ParseEvent(od::object object, KinetoFile* out) {
   counter_values_.clear();
 
   for (auto field_result : object) {
-    od::field field;
-    if (auto error = std::move(field_result).get(field)) return error;
-    const od::raw_json_string raw_key = field.key();
-    const std::string_view key = RawKey(raw_key);
+    // By reference into the result: copying the field out (.get) spilled and reloaded it on
+    // every key, a store-forwarding stall that was the importer's single largest cost.
+    if (auto error = field_result.error()) return error;
+    od::field& field = field_result.value_unsafe();
+    const EventField key = EventFieldOf(field.key().raw());
     od::value value = field.value();
-    if (key == "ph") {
+    if (key == EventField::kPh) {
       // Raw (still escaped) text: a one-letter phase never needs unescaping, and skipping the
       // copy into simdjson's string buffer matters at 40k events per file.
       od::raw_json_string raw;
       if (auto error = value.get_raw_json_string().get(raw)) return error;
       const std::string_view text = RawKey(raw);
       ph = text.size() == 1 ? text[0] : '?';
-    } else if (key == "cat") {
+    } else if (key == EventField::kCat) {
       od::raw_json_string raw;
       if (auto error = value.get_raw_json_string().get(raw)) return error;
       cat = RawKey(raw);
       if (cat.find('\\') != std::string_view::npos) cat = {};  // no known category has escapes
       has_cat = true;
-    } else if (key == "name") {
+    } else if (key == EventField::kName) {
       if (auto error = value.get_string().get(name)) return error;
-    } else if (key == "pid") {
+    } else if (key == EventField::kPid) {
       pid = TrackId(value, out, &track_ok);
-    } else if (key == "tid") {
+    } else if (key == EventField::kTid) {
       tid = TrackId(value, out, &track_ok);
-    } else if (key == "ts" || key == "dur") {
+    } else if (key == EventField::kTs || key == EventField::kDur) {
       const std::string_view token = value.raw_json_token();
       int64_t ns = 0;
       if (!ParseMicrosToNanos(token, &ns)) continue;  // not a number: the event is skipped below
-      if (key == "ts") {
+      if (key == EventField::kTs) {
         ts_ns = ns;
         has_ts = true;
       } else {
         dur_ns = ns;
         has_dur = true;
       }
-    } else if (key == "id") {
+    } else if (key == EventField::kId) {
       if (value.get_int64().get(flow_id) == simdjson::SUCCESS) {
         has_id = true;
       } else {
@@ -171,29 +265,26 @@ error_code KinetoFileParser::ParseEvent(od::object object, KinetoFile* out) {
           has_id = true;
         }
       }
-    } else if (key == "args") {
+    } else if (key == EventField::kArgs) {
       od::object args;
       if (value.get_object().get(args) != simdjson::SUCCESS) continue;
       for (auto arg_result : args) {
-        od::field arg;
-        if (auto error = std::move(arg_result).get(arg)) return error;
+        if (auto error = arg_result.error()) return error;
+        od::field& arg = arg_result.value_unsafe();
         const od::raw_json_string raw_arg_key = arg.key();
-        const std::string_view arg_key = RawKey(raw_arg_key);
         od::value arg_value = arg.value();
-        if (ph == 'M') {
-          if (arg_key == "name" || arg_key == "labels") {
+        if (ph == 'M' || ph == 'C') {
+          const std::string_view arg_key = RawKey(raw_arg_key);
+          if (ph == 'M' && (arg_key == "name" || arg_key == "labels")) {
             std::string_view text;
             if (arg_value.get_string().get(text) == simdjson::SUCCESS) meta_text.assign(text);
+          } else if (ph == 'C') {
+            double number = 0;
+            if (arg_value.get_double().get(number) == simdjson::SUCCESS) counter_values_.emplace_back(arg_key, number);
           }
           continue;
         }
-        if (ph == 'C') {
-          double number = 0;
-          if (arg_value.get_double().get(number) == simdjson::SUCCESS) counter_values_.emplace_back(arg_key, number);
-          continue;
-        }
-        size_t kept = 0;
-        while (kept < kKeptArgCount && kKeptArgs[kept].key != arg_key) ++kept;
+        const size_t kept = KeptArgIndex(raw_arg_key.raw());
         if (kept == kKeptArgCount) continue;
         EventArg event_arg;
         event_arg.key = kept_arg_ids_[kept];
@@ -479,7 +570,7 @@ error_code KinetoFileParser::ParseDocument(simdjson::padded_string_view bytes, K
     return error;
   };
   *error_offset = kUnknownOffset;  // stage 1 (the structural scan) reports no position
-  if (auto error = parser_.iterate(bytes).get(document_)) return error;
+  if (auto error = ThreadParser().iterate(bytes).get(document_)) return error;
   od::json_type type;
   if (auto error = document_.type().get(type)) return report(error);
   if (type == od::json_type::array) {

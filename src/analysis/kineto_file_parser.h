@@ -5,8 +5,8 @@
 // baseTimeNanoseconds on either side of traceEvents and simdjson On-Demand reads forward only.
 // kineto_importer.cc places the staged file into the model; kineto_flow_linker.cc pairs flows.
 //
-// Strings are interned through the caller's ModelBuilder. One parser per thread; it keeps its
-// simdjson buffers between files.
+// Strings are interned through the caller's ModelBuilder. One parser per thread; simdjson's
+// buffers are kept per thread, between files and importers.
 #pragma once
 
 #include <cstdint>
@@ -84,7 +84,6 @@ class KinetoFileParser {
   StringId PhaseFromText(std::string_view text, StringId id);
 
   ModelBuilder& builder_;
-  simdjson::ondemand::parser parser_;
   simdjson::ondemand::document document_;
   const char* buffer_begin_ = nullptr;
   size_t document_bytes_ = 0;

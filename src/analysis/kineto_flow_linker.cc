@@ -21,15 +21,6 @@ struct TrackKeyHash {
   }
 };
 
-struct FlowKey {
-  StringId category;
-  int64_t id;
-  bool operator==(const FlowKey&) const = default;
-};
-struct FlowKeyHash {
-  size_t operator()(const FlowKey& key) const { return std::hash<int64_t>{}(key.id) * 31u + key.category; }
-};
-
 constexpr uint32_t kUnbound = UINT32_MAX;
 
 class SliceIndex {
@@ -80,28 +71,46 @@ std::vector<StagedFlow> LinkKinetoFlows(const KinetoFile& file, StringId ac2g, S
 
   if (!file.flow_endpoints.empty()) {
     const SliceIndex index(file);
-    // First "s" per key; Kineto never reuses an id within a category in one file.
-    std::unordered_map<FlowKey, size_t, FlowKeyHash> starts;
-    std::unordered_map<FlowKey, size_t, FlowKeyHash> finishes;
-    for (size_t i = 0; i < file.flow_endpoints.size(); ++i) {
-      const FlowEndpoint& point = file.flow_endpoints[i];
-      (point.is_start ? starts : finishes).emplace(FlowKey{point.category, point.id}, i);
+    // Group the points by key with one sort (hash maps of tens of thousands of nodes cost more
+    // than the parse of the events). A key pairs its first "s" with its first "f"; Kineto
+    // never reuses an id within a category in one file.
+    const std::vector<FlowEndpoint>& points = file.flow_endpoints;
+    std::vector<uint32_t> by_key(points.size());
+    for (uint32_t i = 0; i < by_key.size(); ++i) by_key[i] = i;
+    std::sort(by_key.begin(), by_key.end(), [&](uint32_t a, uint32_t b) {
+      const FlowEndpoint& x = points[a];
+      const FlowEndpoint& y = points[b];
+      if (x.category != y.category) return x.category < y.category;
+      if (x.id != y.id) return x.id < y.id;
+      return a < b;
+    });
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;  // (first "f", first "s")
+    for (size_t group = 0; group < by_key.size();) {
+      size_t end = group;
+      uint32_t first_start = kUnbound, first_finish = kUnbound;
+      int64_t starts = 0, finishes = 0;
+      const FlowEndpoint& head = points[by_key[group]];
+      for (; end < by_key.size() && points[by_key[end]].category == head.category && points[by_key[end]].id == head.id;
+           ++end) {
+        const uint32_t index = by_key[end];
+        if (points[index].is_start) {
+          ++starts;
+          if (first_start == kUnbound) first_start = index;
+        } else {
+          ++finishes;
+          if (first_finish == kUnbound) first_finish = index;
+        }
+      }
+      if (starts == 0) stats->unpaired_points += finishes;
+      if (finishes == 0) stats->unpaired_points += starts;
+      if (starts > 0 && finishes > 0) pairs.emplace_back(first_finish, first_start);
+      group = end;
     }
-    for (size_t i = 0; i < file.flow_endpoints.size(); ++i) {
-      const FlowEndpoint& point = file.flow_endpoints[i];
-      const FlowKey key{point.category, point.id};
-      const auto& partners = point.is_start ? finishes : starts;
-      if (!partners.contains(key)) ++stats->unpaired_points;
-    }
-    // Pairs in the order of their "f" points, so the result does not depend on hashing.
-    for (size_t i = 0; i < file.flow_endpoints.size(); ++i) {
-      const FlowEndpoint& finish = file.flow_endpoints[i];
-      if (finish.is_start) continue;
-      auto start_it = starts.find(FlowKey{finish.category, finish.id});
-      if (start_it == starts.end()) continue;
-      auto finish_it = finishes.find(FlowKey{finish.category, finish.id});
-      if (finish_it->second != i) continue;  // a repeated "f": only the first pairs
-      const FlowEndpoint& start = file.flow_endpoints[start_it->second];
+    // Pairs in the order of their "f" points, so the result follows the file.
+    std::sort(pairs.begin(), pairs.end());
+    for (const auto& [finish_index, start_index] : pairs) {
+      const FlowEndpoint& finish = points[finish_index];
+      const FlowEndpoint& start = points[start_index];
       const uint32_t from = index.Bind(start);
       const uint32_t to = index.Bind(finish);
       if (from == kUnbound || to == kUnbound) {
@@ -114,7 +123,14 @@ std::vector<StagedFlow> LinkKinetoFlows(const KinetoFile& file, StringId ac2g, S
     }
   }
 
-  // Correlation fallback for GPU operations without an ac2g flow.
+  // Correlation fallback for GPU operations without an ac2g flow (legacy traces; newer Kineto
+  // links every kernel, and then the map below is not worth building).
+  bool any_unlinked = false;
+  for (uint32_t i = 0; i < file.events.size() && !any_unlinked; ++i) {
+    const StagedEvent& staged = file.events[i];
+    any_unlinked = staged.role == KinetoRole::kGpuOp && staged.correlation >= 0 && !has_launch_link[i];
+  }
+  if (!any_unlinked) return flows;
   std::unordered_map<int64_t, uint32_t> launch_by_correlation;
   for (uint32_t i = 0; i < file.events.size(); ++i) {
     const StagedEvent& staged = file.events[i];

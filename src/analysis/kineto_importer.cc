@@ -68,6 +68,10 @@ Status KinetoImporter::AddBytes(std::string_view name, std::string_view bytes) {
   return AddDecoded(name, decoded.bytes, decoded.truncated);
 }
 
+Status KinetoImporter::AddText(std::string_view name, std::string text) {
+  return AddDecoded(name, text, /*truncated=*/false);
+}
+
 Status KinetoImporter::AddDecoded(std::string_view name, std::string& bytes, bool truncated) {
   if (bytes.capacity() < bytes.size() + simdjson::SIMDJSON_PADDING) bytes.reserve(bytes.size() + simdjson::SIMDJSON_PADDING);
   KinetoFile file;
@@ -116,6 +120,7 @@ void KinetoImporter::Place(KinetoFile& file) {
   FlowLinkStats stats;
   const std::vector<StagedFlow> flows = LinkKinetoFlows(file, ac2g_, legacy_ac2g_, &stats);
 
+  builder_.ReserveEvents(file.events.size(), file.args.size());
   const uint32_t first_index = static_cast<uint32_t>(builder_.event_count());
   int64_t saturated = 0;
   for (StagedEvent& staged : file.events) {

@@ -33,6 +33,8 @@ class KinetoImporter {
   // The same from memory (fuzzer, benchmark, tests); `name` labels the node and errors the way
   // a path would. `bytes` may be gzip.
   Status AddBytes(std::string_view name, std::string_view bytes);
+  // Plain (not gzip) JSON text the caller hands over: parsed in place, without AddBytes' copy.
+  Status AddText(std::string_view name, std::string text);
 
   // The model of everything added; the importer is spent afterwards.
   Model Finish() &&;

@@ -109,6 +109,16 @@ TEST(KinetoTime, ReadsMicrosecondTextExactlyToNanoseconds) {
   EXPECT_FALSE(ParseMicrosToNanos("1.", &ns));
   EXPECT_FALSE(ParseMicrosToNanos("", &ns));
   EXPECT_FALSE(ParseMicrosToNanos("99999999999999999999", &ns));
+  ASSERT_TRUE(ParseMicrosToNanos("15E2", &ns));
+  EXPECT_EQ(ns, 1500000);
+  ASSERT_TRUE(ParseMicrosToNanos("99999999999999999999e-19", &ns));  // a long mantissa with an exponent
+  EXPECT_EQ(ns, 10000);
+  ASSERT_TRUE(ParseMicrosToNanos("7,", &ns));  // a raw token runs up to the next structural character
+  EXPECT_EQ(ns, 7000);
+  EXPECT_FALSE(ParseMicrosToNanos("-", &ns));
+  EXPECT_FALSE(ParseMicrosToNanos(".5", &ns));
+  EXPECT_FALSE(ParseMicrosToNanos("1.2.3", &ns));
+  EXPECT_FALSE(ParseMicrosToNanos("1x", &ns));
 }
 
 TEST(KinetoImporter, CpuOnlyTraceAddsBaseTimeAndNamesTheRank) {

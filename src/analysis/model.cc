@@ -144,6 +144,16 @@ void ModelBuilder::ReserveSamples(uint32_t series, size_t additional) {
   target.value.reserve(target.value.size() + additional);
 }
 
+void ModelBuilder::ReserveEvents(size_t events, size_t args) {
+  // Geometric past the first file, so that many files' reservations stay linear in all.
+  auto reserve = [](auto& vector, size_t additional) {
+    const size_t needed = vector.size() + additional;
+    if (needed > vector.capacity()) vector.reserve(std::max(needed, vector.capacity() + vector.capacity() / 2));
+  };
+  reserve(model_.events_, events);
+  reserve(model_.args_, args);
+}
+
 uint32_t ModelBuilder::AddEvent(const FrameworkEvent& event, std::span<const EventArg> args) {
   FrameworkEvent stored = event;
   stored.first_arg = static_cast<uint32_t>(model_.args_.size());

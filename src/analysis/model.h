@@ -177,6 +177,9 @@ class ModelBuilder {
   // avoids the vectors' doubling (up to 2x the memory of a long run's samples).
   void ReserveSamples(uint32_t series, size_t additional);
 
+  // Room for `events` more events with `args` more args in all: an importer that staged a
+  // file knows both, and growing by doubling would copy (and page-fault) the arrays again.
+  void ReserveEvents(size_t events, size_t args);
   // Returns the event's index in insertion order (valid for AddFlow until Finish()).
   uint32_t AddEvent(const FrameworkEvent& event, std::span<const EventArg> args = {});
   void AddFlow(uint32_t from_insertion_index, uint32_t to_insertion_index, StringId category, int64_t id);

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 
 #include "analysis/sagemaker_system_reader.h"
+#include "base/file_system.h"
 
 namespace stepscope::analysis {
 namespace {
@@ -25,6 +28,44 @@ StatusOr<std::vector<fs::path>> ListFiles(const fs::path& dir) {
   std::sort(files.begin(), files.end());
   return files;
 }
+
+// Maps a system record's (node, type, name, dimension) to its model series without building
+// a key per record: a node writes the same series in the same order at every poll, so the
+// entry after the last hit is tried first, with a hash map behind it. A 24 h job has tens of
+// millions of records; the per-record key string and node lookup were most of its import.
+class SystemSeriesCache {
+ public:
+  explicit SystemSeriesCache(ModelBuilder& builder) : builder_(builder) {}
+
+  uint32_t SeriesFor(std::string_view node_name, const SageMakerSystemRecordView& record) {
+    if (next_ < entries_.size() && entries_[next_].Matches(node_name, record)) return entries_[next_++].series;
+    scratch_.assign(node_name).append(1, '\0').append(record.type).append(1, '\0').append(record.name);
+    scratch_.append(1, '\0').append(record.dimension);
+    auto [it, inserted] = index_.try_emplace(scratch_, entries_.size());
+    if (inserted) {
+      const uint32_t node = builder_.AddNode(NodeFacts{.name = std::string(node_name)});
+      entries_.push_back(Entry{std::string(node_name), std::string(record.type), std::string(record.name),
+                               std::string(record.dimension),
+                               builder_.SeriesFor(node, record.type, record.name, record.dimension)});
+    }
+    next_ = it->second + 1;
+    return entries_[it->second].series;
+  }
+
+ private:
+  struct Entry {
+    std::string node, type, name, dimension;
+    uint32_t series;
+    bool Matches(std::string_view node_name, const SageMakerSystemRecordView& record) const {
+      return name == record.name && dimension == record.dimension && type == record.type && node == node_name;
+    }
+  };
+  ModelBuilder& builder_;
+  std::vector<Entry> entries_;
+  size_t next_ = 0;
+  std::unordered_map<std::string, size_t> index_;
+  std::string scratch_;
+};
 
 void AddTraceEvents(ModelBuilder& builder, const SageMakerTraceFile& file) {
   const uint32_t node = builder.AddNode(NodeFacts{.name = file.node_id});
@@ -135,23 +176,26 @@ StatusOr<Model> ImportSageMaker(const std::string& root_dir, SageMakerImportStat
   STEPSCOPE_ASSIGN_OR_RETURN(SageMakerFiles files, FindSageMakerFiles(root_dir));
   ModelBuilder builder(ModelSource::kSageMaker);
 
+  SystemSeriesCache series_cache(builder);
+  LocalFileSystem local_files;
   for (const std::string& path : files.system) {
-    STEPSCOPE_ASSIGN_OR_RETURN(SageMakerSystemFile file, ReadSageMakerSystemFile(path));
+    STEPSCOPE_ASSIGN_OR_RETURN(const std::string text, local_files.ReadFile(path));
+    // Records name their node; a record without one belongs to the node in the file name.
+    const std::string file_name = fs::path(path).filename().string();
+    const std::string file_node = file_name.substr(11, file_name.size() - 11 - 5);  // "<10 digits>." ... ".json"
+    bool truncated = false;
+    STEPSCOPE_RETURN_IF_ERROR(VisitSageMakerSystemText(
+        text, path,
+        [&](const SageMakerSystemRecordView& record) {
+          const std::string_view node_name = record.node_id.empty() ? std::string_view(file_node) : record.node_id;
+          builder.AddSample(series_cache.SeriesFor(node_name, record), record.time_ns, record.value);
+          ++counts.system_records;
+        },
+        &truncated));
     ++counts.system_files;
-    if (file.truncated_last_line) {
+    if (truncated) {
       ++counts.truncated_system_files;
       builder.AddProblem(path + ": skipped a truncated last line");
-    }
-    for (const SageMakerSystemRecord& record : file.records) {
-      // Records name their node; a record without one belongs to the node in the file name.
-      std::string node_name = record.node_id;
-      if (node_name.empty()) {
-        const std::string name = fs::path(path).filename().string();
-        node_name = name.substr(11, name.size() - 11 - 5);  // "<10 digits>." ... ".json"
-      }
-      const uint32_t node = builder.AddNode(NodeFacts{.name = node_name});
-      builder.AddSample(builder.SeriesFor(node, record.type, record.name, record.dimension), record.time_ns, record.value);
-      ++counts.system_records;
     }
   }
   for (const std::string& path : files.pevents) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,26 @@ struct SageMakerSystemFile {
   std::vector<SageMakerSystemRecord> records;  // in file order
   bool truncated_last_line = false;            // the last line was cut short and skipped
 };
+
+// One record as parsed: the views point into the parser's buffers and are valid only during
+// the visitor's call.
+struct SageMakerSystemRecordView {
+  std::string_view type, name, dimension, node_id;
+  double value = 0;
+  double timestamp_s = 0;
+  int64_t time_ns = 0;
+};
+using SageMakerSystemVisitor = std::function<void(const SageMakerSystemRecordView&)>;
+
+// Streams the records of `text` to `visit`, in file order, without building them: the importer
+// of a 24 h job reads tens of millions. Same rules as ParseSageMakerSystemText; on an error
+// some records may already have been visited. Sets *truncated_last_line.
+Status VisitSageMakerSystemText(std::string_view text, std::string_view file_name, const SageMakerSystemVisitor& visit,
+                                bool* truncated_last_line);
+// The same, parsing in place when `text` has simdjson's padding (64 bytes) of spare capacity,
+// as LocalFileSystem::ReadFile leaves it; otherwise it is copied.
+Status VisitSageMakerSystemText(const std::string& text, std::string_view file_name,
+                                const SageMakerSystemVisitor& visit, bool* truncated_last_line);
 
 // `file_name` only names the file in errors.
 StatusOr<SageMakerSystemFile> ParseSageMakerSystemText(std::string_view text, std::string_view file_name);

@@ -74,6 +74,70 @@ TEST(SageMakerSystemReaderTest, BadLineBeforeTheLastIsAnErrorNamingFileAndLine) 
   EXPECT_NE(file.status().message().find("x/1591160699.algo-1.json:2: "), std::string::npos) << file.status().message();
 }
 
+// The document-stream fast path must give exactly what one parse per line gives.
+std::string Record(int value) {
+  return "{\"Type\":\"cpu\",\"Name\":\"cpu" + std::to_string(value) +
+         "\",\"Dimension\":\"CPUUtilization\",\"Value\":" + std::to_string(value) +
+         ",\"NodeId\":\"algo-1\",\"Timestamp\":1.5}";
+}
+
+std::vector<std::string> Names(const SageMakerSystemFile& file) {
+  std::vector<std::string> names;
+  for (const auto& record : file.records) names.push_back(record.name);
+  return names;
+}
+
+TEST(SageMakerSystemReaderTest, BlankAndCrlfLinesAreSkipped) {
+  auto file = ParseSageMakerSystemText("\n" + Record(1) + "\r\n\n  \n" + Record(2) + "\n\n", "f.json");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(Names(*file), (std::vector<std::string>{"cpu1", "cpu2"}));
+  EXPECT_FALSE(file->truncated_last_line);
+}
+
+TEST(SageMakerSystemReaderTest, TwoRecordsOnOneLineAreABadLine) {
+  auto file = ParseSageMakerSystemText(Record(1) + "\n" + Record(2) + " " + Record(3) + "\n" + Record(4) + "\n", "f.json");
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(file.status().message().find("f.json:2: bad system-metrics record (not valid JSON)"), std::string::npos)
+      << file.status().message();
+}
+
+TEST(SageMakerSystemReaderTest, TwoRecordsOnTheLastLineAreACutLine) {
+  auto file = ParseSageMakerSystemText(Record(1) + "\n" + Record(2) + Record(3) + "\n", "f.json");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(Names(*file), (std::vector<std::string>{"cpu1"}));
+  EXPECT_TRUE(file->truncated_last_line);
+}
+
+TEST(SageMakerSystemReaderTest, ARecordOverTwoLinesIsABadLine) {
+  std::string split = Record(2);
+  split.insert(split.find(",\"Value\""), "\n");
+  auto file = ParseSageMakerSystemText(Record(1) + "\n" + split + "\n" + Record(3) + "\n", "f.json");
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(file.status().message().find("f.json:2: "), std::string::npos) << file.status().message();
+}
+
+TEST(SageMakerSystemReaderTest, CutRecordWithoutNewlineKeepsTheRest) {
+  const std::string cut = Record(3).substr(0, 40);
+  auto file = ParseSageMakerSystemText(Record(1) + "\n" + Record(2) + "\n" + cut, "f.json");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(Names(*file), (std::vector<std::string>{"cpu1", "cpu2"}));
+  EXPECT_TRUE(file->truncated_last_line);
+}
+
+TEST(SageMakerSystemReaderTest, VisitorSeesRecordsInFileOrder) {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += Record(i) + "\n";
+  std::vector<double> values;
+  bool truncated = true;
+  ASSERT_TRUE(VisitSageMakerSystemText(
+                  text, "f.json", [&](const SageMakerSystemRecordView& record) { values.push_back(record.value); },
+                  &truncated)
+                  .ok());
+  EXPECT_FALSE(truncated);
+  ASSERT_EQ(values.size(), 1000u);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(values[i], i);
+}
+
 TEST(SageMakerSystemReaderTest, MissingFieldIsNamed) {
   auto file = ParseSageMakerSystemText("{\"Type\":\"cpu\",\"Name\":\"cpu0\",\"Value\":1}\n{}\n", "f.json");
   ASSERT_FALSE(file.ok());

@@ -4,6 +4,7 @@
 // Threading: implementations are stateless and safe to share between threads.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ class FileSystem {
   // Names (not paths) of the entries of a directory, unsorted, without "." and "..".
   virtual StatusOr<std::vector<std::string>> ListDirectory(const std::string& path) const = 0;
 };
+
+// LocalFileSystem::ReadFile leaves at least this much spare capacity past the file's bytes, so
+// parsers that read ahead (simdjson needs 64 bytes) can use the string in place.
+inline constexpr size_t kReadFileSlackBytes = 64;
 
 // The real file system.
 class LocalFileSystem : public FileSystem {

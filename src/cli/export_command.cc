@@ -1,0 +1,141 @@
+#include "cli/export_command.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "analysis/run_loader.h"
+#include "cli/rules_command.h"
+#include "export/chrome_trace_export.h"
+#include "export/csv_export.h"
+#include "export/sqlite_export.h"
+#include "store/json_fields.h"
+
+namespace stepscope::cli {
+namespace {
+
+constexpr int kExitError = 1;
+
+void PrintError(const std::string& message) { std::fprintf(stderr, "stepscope export: %s\n", message.c_str()); }
+
+bool IsDirectory(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+// The findings document: the run's rules.json if it is there and parses, else a fresh
+// evaluation of the built-in rules. `origin` says which ("rules.json" or "evaluated").
+nlohmann::json FindingsDocument(const std::string& run, const analysis::Model& model, std::string& origin) {
+  const std::string path = DefaultRulesOutputDir(run) + "/rules.json";
+  std::ifstream file(path, std::ios::binary);
+  if (file) {
+    std::stringstream text;
+    text << file.rdbuf();
+    nlohmann::json document = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    if (document.is_object() && store::JsonField(document, "rules") != nullptr) {
+      origin = "rules.json";
+      return document;
+    }
+    std::fprintf(stderr, "stepscope export: %s is not a rules.json document; evaluating the rules instead "
+                         "(run `stepscope rules %s` to rewrite it)\n", path.c_str(), run.c_str());
+  }
+  auto report = MakeConfiguredProfilerReport("", nlohmann::json(), {});
+  if (!report.ok()) {
+    std::fprintf(stderr, "stepscope export: rules not evaluated: %s; the findings tables stay empty\n",
+                 report.status().message().c_str());
+    origin = "none";
+    return nlohmann::json();
+  }
+  (*report)->Finish(model);
+  origin = "evaluated";
+  return (*report)->RulesJson();
+}
+
+}  // namespace
+
+std::string ExportRunDirectory(const std::string& run) {
+  std::string dir = run;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (IsDirectory(dir)) return dir;
+  const std::string parent = std::filesystem::path(dir).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+std::string ExportJobName(const std::string& run_dir) {
+  std::ifstream file(run_dir + "/manifest.json", std::ios::binary);
+  if (file) {
+    std::stringstream text;
+    text << file.rdbuf();
+    const nlohmann::json manifest = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    std::string job = store::JsonString(manifest, "job");
+    if (!job.empty() && job.find('/') == std::string::npos && job != "." && job != "..") return job;
+  }
+  std::error_code error;
+  std::string name = std::filesystem::weakly_canonical(run_dir, error).filename().string();
+  if (error || name.empty()) name = std::filesystem::path(run_dir).filename().string();
+  return name.empty() || name == "." ? "run" : name;
+}
+
+std::string DefaultExportPath(const std::string& run_dir, const std::string& job, const std::string& format) {
+  const std::string dir = run_dir + "/export/";
+  if (format == "chrome") return dir + job + ".trace.json";
+  if (format == "sqlite") return dir + job + ".sqlite";
+  return dir + "csv";
+}
+
+int ExportCommand(const ExportInvocation& invocation) {
+  const auto started = std::chrono::steady_clock::now();
+  auto model = analysis::LoadRun(invocation.run);
+  if (!model.ok()) {
+    PrintError(model.status().message());
+    return kExitError;
+  }
+  const std::string run_dir = ExportRunDirectory(invocation.run);
+  const std::string job = ExportJobName(run_dir);
+  const std::string out = invocation.out.empty() ? DefaultExportPath(run_dir, job, invocation.format) : invocation.out;
+  if (invocation.format == "csv" && !invocation.out.empty() && std::filesystem::exists(out) && !IsDirectory(out)) {
+    PrintError(out + " is a file, but csv writes a directory of tables; pass -o with a directory");
+    return kExitError;
+  }
+  if (invocation.format != "csv" && IsDirectory(out)) {
+    PrintError(out + " is a directory; pass -o with a file name, e.g. " + out + "/" + job +
+               (invocation.format == "chrome" ? ".trace.json" : ".sqlite"));
+    return kExitError;
+  }
+
+  std::string summary;
+  if (invocation.format == "chrome") {
+    auto stats = exporting::ExportChromeTrace(*model, out);
+    if (!stats.ok()) {
+      PrintError(stats.status().message());
+      return kExitError;
+    }
+    summary = std::to_string(stats->slices) + " slices (" + std::to_string(stats->overflow_slices) +
+              " on overlap tracks), " + std::to_string(stats->counter_events) + " counter events, " +
+              std::to_string(stats->flows) + " flows";
+  } else {
+    exporting::ExportRunFacts facts;
+    facts.run_path = invocation.run;
+    facts.job = job;
+    facts.rules = FindingsDocument(invocation.run, *model, facts.findings_origin);
+    auto counts = invocation.format == "sqlite" ? exporting::ExportSqlite(*model, facts, out)
+                                                : exporting::ExportCsv(*model, facts, out);
+    if (!counts.ok()) {
+      PrintError(counts.status().message());
+      return kExitError;
+    }
+    summary = std::to_string(counts->spans) + " spans, " + std::to_string(counts->steps) + " steps, " +
+              std::to_string(counts->samples) + " samples, " + std::to_string(counts->findings) +
+              " findings (from " + facts.findings_origin + ")";
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::printf("%s\n%s: %s in %.1f s\n", out.c_str(), invocation.format.c_str(), summary.c_str(), seconds);
+  return 0;
+}
+
+}  // namespace stepscope::cli

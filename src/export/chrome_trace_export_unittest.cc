@@ -1,0 +1,191 @@
+#include "export/chrome_trace_export.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "export/export_test_model.h"
+#include "export/thread_tracks.h"
+
+namespace stepscope::exporting {
+namespace {
+
+using testing::MakeExportTestModel;
+
+nlohmann::json ParseTrace(const std::string& text) {
+  nlohmann::json trace = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(trace.is_object()) << text.substr(0, 200);
+  return trace;
+}
+
+std::vector<nlohmann::json> EventsOf(const nlohmann::json& trace, const std::string& phase) {
+  std::vector<nlohmann::json> out;
+  for (const nlohmann::json& event : trace["traceEvents"]) {
+    if (event["ph"] == phase) out.push_back(event);
+  }
+  return out;
+}
+
+TEST(MicrosFromNanosTest, KeepsNanosecondsAsThreeDecimals) {
+  EXPECT_EQ(MicrosFromNanos(0), "0.000");
+  EXPECT_EQ(MicrosFromNanos(5), "0.005");
+  EXPECT_EQ(MicrosFromNanos(1234567), "1234.567");
+  EXPECT_EQ(MicrosFromNanos(86'400'000'000'001), "86400000000.001");
+  EXPECT_EQ(MicrosFromNanos(-1500), "-1.500");
+}
+
+TEST(ThreadTracksTest, OverlappingSiblingGoesToOverflowLane) {
+  const analysis::Model model = MakeExportTestModel();
+  const TrackLayout layout = LayoutTracks(model);
+  ASSERT_EQ(layout.threads.size(), 2u);
+  EXPECT_EQ(layout.threads[0].device, 0);  // (node 0, pid 0, device 0, tid 7) sorts first
+  EXPECT_EQ(layout.threads[1].tid, 11);
+  ASSERT_EQ(layout.tracks.size(), 3u);
+  std::map<std::string, uint32_t> track_of;
+  for (size_t i = 0; i < model.events().size(); ++i) track_of[std::string(model.String(model.events()[i].name))] = layout.event_track[i];
+  EXPECT_EQ(track_of["Step:ModeKeys.TRAIN"], 1u);
+  EXPECT_EQ(track_of["forward"], 1u);
+  EXPECT_EQ(track_of["cudaLaunchKernel"], 1u);
+  EXPECT_EQ(track_of["overlap"], 2u);   // crosses forward's end
+  EXPECT_EQ(track_of["backward"], 1u);  // forward has ended: nests in the step again
+  EXPECT_EQ(track_of["gemm_kernel"], 0u);
+  EXPECT_EQ(layout.tracks[2].lane, 1u);
+  EXPECT_EQ(TrackName(layout.threads[1], 1), "pid 10 tid 11 (overlap 1)");
+  EXPECT_EQ(TrackName(layout.threads[0], 0), "GPU 0 stream 7");
+  ASSERT_EQ(layout.processes.size(), 2u);
+  EXPECT_EQ(layout.process_of_thread, (std::vector<uint32_t>{0, 1}));
+}
+
+TEST(ChromeTraceExportTest, DisplayTimeUnitComesFirstAndDocumentParses) {
+  StringSink sink;
+  auto stats = WriteChromeTrace(MakeExportTestModel(), sink);
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(sink.text().rfind("{\"displayTimeUnit\":\"ns\",", 0), 0u);
+  const nlohmann::json trace = ParseTrace(sink.text());
+  EXPECT_EQ(trace["otherData"]["time_origin_unix_ns"], testing::kT0 + 1000);
+  EXPECT_EQ(stats->slices, 6u);
+  EXPECT_EQ(stats->overflow_slices, 1u);
+  EXPECT_EQ(stats->instants, 1u);
+  EXPECT_EQ(stats->counter_events, 3u);
+  EXPECT_EQ(stats->skipped_samples, 1u);  // the NaN
+  EXPECT_EQ(stats->flows, 1u);
+}
+
+TEST(ChromeTraceExportTest, SlicesHaveExactTimesOnTheirTracks) {
+  StringSink sink;
+  ASSERT_TRUE(WriteChromeTrace(MakeExportTestModel(), sink).ok());
+  // Exact text: microseconds from the origin with three decimals.
+  EXPECT_NE(sink.text().find("{\"ph\":\"X\",\"pid\":1,\"tid\":3,\"ts\":3.000,\"dur\":2.000,\"name\":\"overlap\","
+                             "\"cat\":\"DataLoaderIter\",\"args\":{\"phase\":\"DataLoaderIter\"}}"),
+            std::string::npos)
+      << sink.text();
+  const nlohmann::json trace = ParseTrace(sink.text());
+  std::map<std::string, nlohmann::json> slice;
+  for (const nlohmann::json& event : EventsOf(trace, "X")) slice[event["name"]] = event;
+  ASSERT_EQ(slice.size(), 6u);
+  EXPECT_EQ(slice["Step:ModeKeys.TRAIN"]["tid"], 2);
+  EXPECT_EQ(slice["Step:ModeKeys.TRAIN"]["args"]["step"], 0);
+  EXPECT_DOUBLE_EQ(slice["Step:ModeKeys.TRAIN"]["dur"].get<double>(), 8.0);
+  EXPECT_DOUBLE_EQ(slice["cudaLaunchKernel"]["ts"].get<double>(), 1.5);
+  EXPECT_EQ(slice["cudaLaunchKernel"]["cat"], "cuda_runtime");
+  EXPECT_EQ(slice["cudaLaunchKernel"]["args"]["note"], "say \"hi\", ok");
+  EXPECT_EQ(slice["cudaLaunchKernel"]["args"]["correlation"], 77);
+  EXPECT_EQ(slice["gemm_kernel"]["tid"], 1);
+  EXPECT_DOUBLE_EQ(slice["gemm_kernel"]["args"]["occupancy"].get<double>(), 0.5);
+  EXPECT_EQ(slice["overlap"]["tid"], 3);
+  EXPECT_EQ(slice["backward"]["tid"], 2);
+}
+
+TEST(ChromeTraceExportTest, NoTrackHoldsOverlappingSiblings) {
+  StringSink sink;
+  ASSERT_TRUE(WriteChromeTrace(MakeExportTestModel(), sink).ok());
+  std::map<int, std::vector<std::pair<int64_t, int64_t>>> by_track;  // ns, from the text
+  for (const nlohmann::json& event : EventsOf(ParseTrace(sink.text()), "X")) {
+    const int64_t start = std::llround(event["ts"].get<double>() * 1000);
+    by_track[event["tid"]].emplace_back(start, start + std::llround(event["dur"].get<double>() * 1000));
+  }
+  for (auto& [tid, slices] : by_track) {
+    std::vector<int64_t> open;
+    for (const auto& [start, end] : slices) {
+      while (!open.empty() && open.back() <= start) open.pop_back();
+      EXPECT_TRUE(open.empty() || end <= open.back()) << "track " << tid << " slice at " << start;
+      open.push_back(end);
+    }
+  }
+  EXPECT_EQ(by_track[3].size(), 1u);
+}
+
+TEST(ChromeTraceExportTest, MetadataNamesProcessesAndThreads) {
+  StringSink sink;
+  ASSERT_TRUE(WriteChromeTrace(MakeExportTestModel(), sink).ok());
+  std::map<std::pair<int, int>, std::string> names;
+  for (const nlohmann::json& event : EventsOf(ParseTrace(sink.text()), "M")) {
+    if (event["name"] == "process_name" || event["name"] == "thread_name") {
+      names[{event["pid"], event["tid"]}] = event["args"]["name"];
+    }
+  }
+  EXPECT_EQ(names[std::make_pair(1, 0)], "n1");
+  EXPECT_EQ(names[std::make_pair(2, 0)], "n2");
+  EXPECT_EQ(names[std::make_pair(1, 1)], "GPU 0 stream 7");
+  EXPECT_EQ(names[std::make_pair(1, 2)], "pid 10 tid 11");
+  EXPECT_EQ(names[std::make_pair(1, 3)], "pid 10 tid 11 (overlap 1)");
+  EXPECT_EQ(names.size(), 5u);
+}
+
+TEST(ChromeTraceExportTest, SystemSamplesAreCountersPerNode) {
+  StringSink sink;
+  ASSERT_TRUE(WriteChromeTrace(MakeExportTestModel(), sink).ok());
+  const std::vector<nlohmann::json> counters = EventsOf(ParseTrace(sink.text()), "C");
+  ASSERT_EQ(counters.size(), 3u);
+  EXPECT_EQ(counters[0]["name"], "cpu/cpu0/CPUUtilization");
+  EXPECT_EQ(counters[0]["pid"], 1);
+  EXPECT_DOUBLE_EQ(counters[0]["ts"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(counters[0]["args"]["value"].get<double>(), 50.5);
+  EXPECT_DOUBLE_EQ(counters[1]["args"]["value"].get<double>(), 75.25);
+  EXPECT_EQ(counters[2]["name"], "memory/MemoryUsedPercent");
+  EXPECT_EQ(counters[2]["pid"], 2);
+  EXPECT_DOUBLE_EQ(counters[2]["ts"].get<double>(), 0.5);
+}
+
+TEST(ChromeTraceExportTest, FlowsArePairedOnTheSlicesTracks) {
+  StringSink sink;
+  ASSERT_TRUE(WriteChromeTrace(MakeExportTestModel(), sink).ok());
+  const nlohmann::json trace = ParseTrace(sink.text());
+  const std::vector<nlohmann::json> starts = EventsOf(trace, "s"), finishes = EventsOf(trace, "f");
+  ASSERT_EQ(starts.size(), 1u);
+  ASSERT_EQ(finishes.size(), 1u);
+  EXPECT_EQ(starts[0]["id"], finishes[0]["id"]);
+  EXPECT_EQ(starts[0]["tid"], 2);
+  EXPECT_DOUBLE_EQ(starts[0]["ts"].get<double>(), 1.5);
+  EXPECT_EQ(finishes[0]["tid"], 1);
+  EXPECT_EQ(finishes[0]["bp"], "e");
+  EXPECT_DOUBLE_EQ(finishes[0]["ts"].get<double>(), 2.5);
+  EXPECT_EQ(finishes[0]["cat"], "ac2g");
+  EXPECT_EQ(finishes[0]["args"]["correlation"], 77);
+  EXPECT_FALSE(starts[0].contains("bp"));
+}
+
+TEST(ChromeTraceExportTest, EmptyModelIsAnEmptyTrace) {
+  StringSink sink;
+  const analysis::Model empty = analysis::ModelBuilder(analysis::ModelSource::kKineto).Finish();
+  ASSERT_TRUE(WriteChromeTrace(empty, sink).ok());
+  const nlohmann::json trace = ParseTrace(sink.text());
+  EXPECT_TRUE(trace["traceEvents"].is_array());
+  EXPECT_EQ(trace["traceEvents"].size(), 0u);
+  EXPECT_EQ(trace["otherData"]["source"], "kineto");
+}
+
+TEST(ChromeTraceExportTest, UnwritablePathIsOneLineNamingIt) {
+  auto stats = ExportChromeTrace(MakeExportTestModel(), "/proc/stepscope-no/x.trace.json");
+  ASSERT_FALSE(stats.ok());
+  EXPECT_NE(stats.status().message().find("/proc/stepscope-no"), std::string::npos) << stats.status().message();
+  EXPECT_NE(stats.status().message().find("-o"), std::string::npos);
+  EXPECT_EQ(stats.status().message().find('\n'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepscope::exporting

@@ -1,0 +1,96 @@
+"""Fixtures for the end-to-end tests of `stepscope export` (docs/exports.md).
+
+Run by hand (from the repository root, after `ninja -C build stepscope _core`):
+
+    STEPSCOPE_CLI=build/src/cli/stepscope PYTHONPATH=build/python \\
+        /usr/bin/python3 -m pytest -q tests/export
+"""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.environ.get("STEPSCOPE_FIXTURES_DIR", os.path.join(REPO, "..", "shared", "fixtures"))
+PYTHON = "/usr/bin/python3"
+SKIP_RETURN_CODE = 77
+
+# Steps with nested spans, framework counters and a second thread whose spans overlap the main
+# thread's in time (separate thread: no overflow needed), long enough for system samples.
+TRAINING = """
+import threading, time
+import stepscope
+
+def worker():
+    for _ in range(4):
+        with stepscope.annotate("prefetch"):
+            time.sleep(0.02)
+
+thread = threading.Thread(target=worker)
+thread.start()
+for i in range(6):
+    with stepscope.step(phase="TRAIN"):
+        with stepscope.annotate("forward"):
+            with stepscope.annotate("matmul"):
+                time.sleep(0.01)
+        with stepscope.annotate("backward"):
+            time.sleep(0.01)
+        stepscope.counter("loss", 1.0 / (i + 1))
+thread.join()
+with stepscope.step(phase="EVAL"):
+    stepscope.mark("eval-done")
+time.sleep(0.3)
+"""
+
+
+def pytest_sessionstart(session):
+    if shutil.which("sqlite3") is None:  # pragma: no cover - depends on the machine
+        pytest.exit("skipped: the sqlite3 command is missing; apt-get install sqlite3",
+                    returncode=SKIP_RETURN_CODE)
+
+
+@pytest.fixture(scope="session")
+def cli():
+    path = os.environ.get("STEPSCOPE_CLI")
+    if not path or not os.path.exists(path):
+        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def stepscope(cli):
+    """Runs `stepscope ARGS...` and returns the CompletedProcess (text mode)."""
+
+    def run(*args, timeout=300):
+        return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def recorded_run(stepscope, tmp_path_factory):
+    """A finished `stepscope run` of TRAINING (rules evaluated online) and its `info --json`."""
+    out = tmp_path_factory.mktemp("runs")
+    result = stepscope("run", "--out", out, "--job", "tiny", "--node", "n1", "--no-detail",
+                       "--interval", "50ms", "--", PYTHON, "-c", TRAINING)
+    assert result.returncode == 0, result.stderr
+    run_dir = out / "tiny"
+    info = stepscope("info", run_dir, "--json")
+    assert info.returncode == 0, info.stderr
+    return run_dir, json.loads(info.stdout)
+
+
+@pytest.fixture(scope="session")
+def kineto_run(stepscope, tmp_path_factory):
+    """An imported PyTorch profiler trace with GPU kernels and launch -> kernel flows."""
+    trace = os.path.join(FIXTURES, "kineto", "critical_path_alexnet_trace.json.gz")
+    if not os.path.exists(trace):
+        pytest.skip(f"fixture {trace} missing (set STEPSCOPE_FIXTURES_DIR)")
+    out = tmp_path_factory.mktemp("imported")
+    result = stepscope("import", "kineto", trace, "--out", out, "--job", "alexnet")
+    assert result.returncode == 0, result.stderr
+    return out / "alexnet"
+

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 
 #include "base/duration.h"
 #include "base/file_system.h"
+#include "base/toml_json.h"
 #include "rules/builtin_rules.h"
 #include "rules/profiler_report.h"
 
@@ -71,28 +73,6 @@ void ReplaceWindowsOfKind(RunConfig& config, DetailKind kind, const std::optiona
   config.detail = std::move(kept);
 }
 
-// TOML values as JSON, so both file formats go through one path. Dates and times, which the
-// config has no use for, become their TOML text and fail validation as strings.
-nlohmann::json TomlToJson(const toml::node& node) {
-  if (const toml::table* table = node.as_table()) {
-    nlohmann::json object = nlohmann::json::object();
-    for (const auto& [key, value] : *table) object[std::string(key.str())] = TomlToJson(value);
-    return object;
-  }
-  if (const toml::array* array = node.as_array()) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const toml::node& value : *array) list.push_back(TomlToJson(value));
-    return list;
-  }
-  if (auto s = node.value_exact<std::string>()) return *s;
-  if (auto i = node.value_exact<int64_t>()) return *i;
-  if (auto d = node.value_exact<double>()) return *d;
-  if (auto b = node.value_exact<bool>()) return *b;
-  std::ostringstream text;
-  node.visit([&](const auto& value) { text << value; });
-  return text.str();
-}
-
 const char* SourceName(const RunConfig& config, const std::string& key) {
   auto it = config.sources.find(key);
   return ConfigSourceName(it == config.sources.end() ? ConfigSource::kDefault : it->second);
@@ -119,7 +99,8 @@ const std::vector<std::string>& RunConfigKeys() {
   // it, and python_profiler is applied last (ResolvedDetailWindows).
   static const std::vector<std::string> keys = {
       "out",    "job",            "node",         "interval",         "torch",
-      "detail", "detailed_steps", "python_steps", "dataloader_steps", "python_profiler", "rules"};
+      "detail", "detailed_steps", "python_steps", "dataloader_steps", "python_profiler", "rules",
+      "instance", "instance_count"};
   return keys;
 }
 
@@ -133,6 +114,7 @@ std::string FlagForKey(const std::string& key) {
   if (key == "detail") return "--no-detail";
   if (key == "torch") return "--no-torch";
   if (key == "rules") return "--rule";
+  if (key == "instance_count") return "--count";
   std::string flag = "--" + key;
   for (char& c : flag) c = c == '_' ? '-' : c;
   return flag;
@@ -197,6 +179,21 @@ Status SetRunConfigValue(RunConfig& config, const std::string& key, const std::s
     candidate.rule_overrides.push_back(value);
     STEPSCOPE_RETURN_IF_ERROR(ValidateRunConfigRules(candidate, origin));
     config.rule_overrides = std::move(candidate.rule_overrides);
+  } else if (key == "instance") {
+    // A catalogue name (docs/compare.md); unknown types are recorded, compare says it cannot price them.
+    const bool usable = !value.empty() && value.size() <= 64 &&
+                        std::all_of(value.begin(), value.end(), [](char c) {
+                          return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+                        });
+    if (!usable) return InvalidArgumentError(origin + ": instance type '" + value + "' is not a name like p3.2xlarge");
+    config.instance = value;
+  } else if (key == "instance_count") {
+    char* end = nullptr;
+    const long long count = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || count < 1 || count > 100000) {
+      return InvalidArgumentError(origin + ": instance count must be a whole number from 1 to 100000, not '" + value + "'");
+    }
+    config.instance_count = static_cast<int32_t>(count);
   } else {
     return InvalidArgumentError(origin + ": unknown setting '" + key + "'; known settings: " + KnownKeys());
   }

@@ -16,6 +16,9 @@
 //                                                 {"CPUBottleneck": {"threshold": 40}, "scan_interval_us": ...}
 //                                                 (merged over earlier layers), or one RULE.PARAM=VALUE
 //                                                 (--rule, repeatable; applied after the tables)
+//   instance, instance_count                      the instance type and how many of them the job
+//                                                 runs on (--instance, --count), recorded in the
+//                                                 node manifest for `stepscope compare`'s cost
 // Within one layer the keys apply in the order above, so `--no-detail --python-steps 3:1` keeps
 // one window.
 //
@@ -61,6 +64,8 @@ struct RunConfig {
   // RULE.PARAM=VALUE overrides in the order given.
   nlohmann::json rules = nlohmann::json::object();
   std::vector<std::string> rule_overrides;
+  std::string instance;                // "p3.2xlarge"; empty when not given
+  int32_t instance_count = 0;          // 0 when not given
   std::map<std::string, ConfigSource> sources;  // key -> where its value came from
 };
 

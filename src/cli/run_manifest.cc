@@ -17,7 +17,7 @@ nlohmann::json StartManifest(const ManifestStart& start) {
   config["job"] = {{"value", start.job}, {"from", source_of("job")}};
   config["node"] = {{"value", start.node}, {"from", source_of("node")}};
   config["interval"] = {{"value", FormatDurationNs(c.interval_ns)}, {"ns", c.interval_ns}, {"from", source_of("interval")}};
-  return {
+  nlohmann::json manifest = {
       {"schema_version", kManifestSchemaVersion},
       {"format_version", store::kFormatVersion},
       {"job", start.job},
@@ -35,6 +35,17 @@ nlohmann::json StartManifest(const ManifestStart& start) {
       {"start_time_ns", start.realtime_anchor_ns},
       {"status", "starting"},
   };
+  // Top-level keys the analysis loader reads into NodeFacts (stepscope_loader.cc); only when given.
+  if (!c.instance.empty()) {
+    manifest["instance_type"] = c.instance;
+    config["instance"] = {{"value", c.instance}, {"from", source_of("instance")}};
+  }
+  if (c.instance_count > 0) {
+    manifest["instance_count"] = c.instance_count;
+    config["instance_count"] = {{"value", c.instance_count}, {"from", source_of("instance_count")}};
+  }
+  manifest["config"] = config;
+  return manifest;
 }
 
 void RecordChildStarted(nlohmann::json& manifest, int launcher_pid, int job_pid) {

@@ -35,14 +35,17 @@ StatusOr<std::vector<InstanceType>> LoadInstanceCatalog(const std::string& path)
   std::stringstream text;
   text << file.rdbuf();
   const nlohmann::json json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  return InstanceCatalogFromJson(json, "instance catalogue " + path);
+}
+
+StatusOr<std::vector<InstanceType>> InstanceCatalogFromJson(const nlohmann::json& json, const std::string& origin) {
   if (json.is_discarded() || !json.is_object() || !json.contains("instances") || !json["instances"].is_array()) {
-    return InvalidArgumentError("instance catalogue " + path +
-                                ": expected a JSON object {\"instances\": [...]} (docs/rules.md)");
+    return InvalidArgumentError(origin + ": expected a JSON object {\"instances\": [...]} (docs/rules.md)");
   }
   std::vector<InstanceType> catalog;
   size_t index = 0;
   for (const nlohmann::json& entry : json["instances"]) {
-    const std::string where = "instance catalogue " + path + ": instances[" + std::to_string(index++) + "]";
+    const std::string where = origin + ": instances[" + std::to_string(index++) + "]";
     if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string() ||
         !entry.contains("price_per_hour") || !entry["price_per_hour"].is_number() ||
         entry["price_per_hour"].get<double>() <= 0) {
@@ -63,7 +66,7 @@ StatusOr<std::vector<InstanceType>> LoadInstanceCatalog(const std::string& path)
     if (type.gpus < 0 || type.vcpus < 0) return InvalidArgumentError(where + ": gpus and vcpus must be >= 0");
     catalog.push_back(std::move(type));
   }
-  if (catalog.empty()) return InvalidArgumentError("instance catalogue " + path + ": no instances");
+  if (catalog.empty()) return InvalidArgumentError(origin + ": no instances");
   return catalog;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/status.h"
 
 namespace stepscope::rules {
@@ -27,6 +29,9 @@ std::vector<InstanceType> BuiltinInstanceCatalog();
 // {"instances": [{"name", "gpu_model", "gpus", "gpu_memory_gib", "vcpus", "memory_gib",
 // "price_per_hour"}]} (docs/rules.md). Errors name the file and the entry.
 StatusOr<std::vector<InstanceType>> LoadInstanceCatalog(const std::string& path);
+// The same from an already parsed document (`stepscope compare --prices` reads TOML into JSON);
+// `origin` names it in errors ("instance catalogue prices.toml").
+StatusOr<std::vector<InstanceType>> InstanceCatalogFromJson(const nlohmann::json& json, const std::string& origin);
 
 // The entry for `name`, ignoring a leading "ml."; nullptr when absent.
 const InstanceType* FindInstanceType(const std::vector<InstanceType>& catalog, const std::string& name);

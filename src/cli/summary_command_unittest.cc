@@ -1,0 +1,148 @@
+// The terminal summary of a small run written with the real store writer
+// (analysis/test_run_writer.h): exact timing, step statistics, findings from a rules.json
+// document, overhead spans, the width limit and colour only when asked for.
+#include "cli/summary_command.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "analysis/run_loader.h"
+#include "analysis/test_run_writer.h"
+#include "base/file_system.h"
+
+namespace stepscope::cli {
+namespace {
+
+using analysis::testing::kTestEpochNs;
+using analysis::testing::TestManifest;
+using analysis::testing::TestStream;
+
+constexpr uint64_t kMs = 1'000'000;
+
+class SummaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    job_ = ::testing::TempDir() + "/summary-" + std::to_string(getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    const std::string node = job_ + "/worker-1";
+    ASSERT_TRUE(CreateDirectories(node).ok());
+    // The test epoch is 2023-11-14 22:13:20 UTC; the job runs 10 s.
+    const std::string extra = R"("job":"train-x","start_time_ns":)" + std::to_string(kStartNs) +
+                              R"(,"end_time_ns":)" + std::to_string(kStartNs + 10'000 * kMs) +
+                              R"(,"ended":"exited with code 0","instance_type":"p3.2xlarge","instance_count":2)";
+    ASSERT_TRUE(WriteFileAtomically(node + "/manifest.json", TestManifest("worker-1", "exited", extra)).ok());
+    TestStream proc(node, "proc-7-abcd", 7, /*system=*/false);
+    ASSERT_TRUE(proc.ok());
+    // Relative to the test epoch: TRAIN steps of 100, 200, 300, 400 ms from 1 s, the third one
+    // disturbed by a detail window; an EVAL step of 60 ms; one DetailWindowStop of 30 ms.
+    const uint64_t offset = static_cast<uint64_t>(kStartNs - kTestEpochNs);
+    uint64_t t = offset + 1000 * kMs;
+    const uint64_t durations[] = {100, 200, 300, 400};
+    for (int i = 0; i < 4; ++i) {
+      proc.StepBegin(11, t, store::Phase::kTrain, i);
+      if (i == 2) proc.Begin(11, t, "DetailWindow:operators");
+      const uint64_t end = t + durations[i] * kMs;
+      if (i == 2) {
+        proc.Begin(11, end - 30 * kMs, "DetailWindowStop");
+        proc.End(11, end, "DetailWindowStop");
+        proc.End(11, end, "DetailWindow:operators");
+      }
+      proc.StepEnd(11, end, store::Phase::kTrain, i);
+      t = end;
+    }
+    proc.StepBegin(11, t, store::Phase::kEval, 0);
+    proc.StepEnd(11, t + 60 * kMs, store::Phase::kEval, 0);
+  }
+
+  static constexpr int64_t kStartNs = kTestEpochNs + 1;
+  std::string job_;
+};
+
+const char* kRulesJson = R"({"rules": [
+  {"Rule": "StepOutlier", "findings": [
+    {"rule": "StepOutlier", "severity": "warning", "title": "Step 3 took 4 times the median",
+     "recommendation": "Look at what else ran on the node at that time.", "estimated_saving": 0.1}]},
+  {"Rule": "DataloaderStarvation", "findings": [
+    {"rule": "DataloaderStarvation", "severity": "critical", "title": "The loop waits for data 40 % of each step",
+     "recommendation": "Raise num_workers of the DataLoader from 0 to 4 and set pin_memory=True; the node has 8 cores that sit idle while the training loop waits for the next batch.",
+     "estimated_saving": 0.4}]}]})";
+
+TEST_F(SummaryTest, PrintsTimingStepsFindingsAndOverhead) {
+  auto model = analysis::LoadRun(job_);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  SummaryOptions options;
+  options.rules_json = nlohmann::json::parse(kRulesJson);
+  options.dropped_events = 3;
+  options.report_path = job_ + "/report.html";
+  options.report_exists = true;
+  const std::string text = FormatRunSummary(*model, job_, options);
+
+  EXPECT_NE(text.find("  started 2023-11-14 22:13:20 UTC, ran 10.0 s; exited with code 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  1 node, 2 x p3.2xlarge (source: stepscope)\n"), std::string::npos) << text;
+  // Initialization 1 s, loop 1.06 s (four TRAIN steps and the EVAL step), finalization 7.94 s.
+  EXPECT_NE(text.find("  initialization 1.0 s (10 %) | training loop 1.1 s (11 %) | finalization 7.9 s (79 %)\n"),
+            std::string::npos)
+      << text;
+  // The disturbed step (300 ms) is left out: TRAIN 100, 200, 400 -> mean 233.33, p95 380.
+  EXPECT_NE(text.find("  worker-1                         TRAIN           3     233.33     200.00     380.00     400.00\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  worker-1                         EVAL            1      60.00"), std::string::npos) << text;
+  EXPECT_NE(text.find("  1 step that stepscope's detail windows ran in is left out.\n"), std::string::npos) << text;
+  // Critical first; the recommendation wrapped under its arrow.
+  const size_t critical = text.find("  [critical] DataloaderStarvation: The loop waits for data 40 % of each step (up to 40 % saving)\n");
+  const size_t warning = text.find("  [warning] StepOutlier: Step 3 took 4 times the median (up to 10 % saving)\n");
+  ASSERT_NE(critical, std::string::npos) << text;
+  ASSERT_NE(warning, std::string::npos) << text;
+  EXPECT_LT(critical, warning);
+  EXPECT_NE(text.find("      -> Raise num_workers of the DataLoader from 0 to 4 and set pin_memory=True; the node has 8\n"
+                      "         cores that sit idle while the training loop waits for the next batch.\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  dropped events: 3 (buffers were full"), std::string::npos) << text;
+  EXPECT_NE(text.find("  DetailWindowStop spans: 1, 30.0 ms in all\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  " + job_ + "/report.html\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\033'), std::string::npos);
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    EXPECT_LE(end - start, kSummaryWidth) << text.substr(start, end - start);
+    start = end + 1;
+  }
+}
+
+TEST_F(SummaryTest, ColourOnlyWhenAskedAndRulesEvaluatedWithoutRulesJson) {
+  auto model = analysis::LoadRun(job_);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  SummaryOptions options;
+  options.color = true;
+  options.report_path = "runs/x/report.html";
+  const std::string text = FormatRunSummary(*model, "runs/x", options);
+  EXPECT_NE(text.find("\033[1mJob\033[0m\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Findings\033[0m (evaluated now)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  dropped events: not recorded by stepscope (imported run)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  runs/x/report.html is not written yet: stepscope report runs/x\n"), std::string::npos) << text;
+}
+
+TEST_F(SummaryTest, PrintRunSummaryReadsTheRunDirectory) {
+  ASSERT_TRUE(CreateDirectories(job_ + "/rules").ok());
+  ASSERT_TRUE(WriteFileAtomically(job_ + "/rules/rules.json", kRulesJson).ok());
+  const std::string path = job_ + "/summary.txt";
+  FILE* out = std::fopen(path.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(PrintRunSummary(job_, out), 0);
+  std::fclose(out);
+  LocalFileSystem fs;
+  auto text = fs.ReadFile(path);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("Findings (from " + job_ + "/rules/rules.json)\n"), std::string::npos) << *text;
+  EXPECT_NE(text->find("  dropped events: 0\n"), std::string::npos) << *text;
+  EXPECT_EQ(text->find('\033'), std::string::npos);  // a file is not a terminal
+  EXPECT_EQ(PrintRunSummary(job_ + "/missing", out = std::fopen("/dev/null", "w")), 1);
+  std::fclose(out);
+}
+
+}  // namespace
+}  // namespace stepscope::cli

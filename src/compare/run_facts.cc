@@ -1,0 +1,108 @@
+#include "compare/run_facts.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "store/json_fields.h"
+
+namespace stepscope::compare {
+namespace {
+
+constexpr std::string_view kStepPrefix = "Step:ModeKeys.";
+
+bool IsDisturbed(const analysis::Model& model, const analysis::FrameworkEvent& step) {
+  const analysis::EventArg* arg = model.FindArg(step, "stepscope_disturbed");
+  return arg != nullptr && arg->type == analysis::EventArg::Type::kInt && arg->int_value != 0;
+}
+
+std::string LastPathComponent(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::string StepPhaseName(std::string_view phase) {
+  if (phase.starts_with(kStepPrefix)) phase.remove_prefix(kStepPrefix.size());
+  return std::string(phase);
+}
+
+RunFacts ComputeRunFacts(const analysis::Model& model, const std::string& path) {
+  RunFacts facts;
+  facts.path = path;
+  facts.source = analysis::ModelSourceName(model.source());
+  int64_t manifest_start_ns = std::numeric_limits<int64_t>::max();
+  int64_t manifest_end_ns = std::numeric_limits<int64_t>::min();
+  bool every_node_ended = !model.nodes().empty();
+  for (const analysis::NodeFacts& node : model.nodes()) {
+    facts.nodes.push_back(node.name);
+    if (facts.instance_type.empty()) facts.instance_type = node.instance_type;
+    facts.instance_count = std::max(facts.instance_count, node.instance_count);
+    const nlohmann::json manifest = nlohmann::json::parse(node.manifest_json, nullptr, /*allow_exceptions=*/false);
+    if (manifest.is_discarded() || !manifest.is_object()) {
+      every_node_ended = false;
+      continue;
+    }
+    if (facts.job.empty()) facts.job = store::JsonString(manifest, "job");
+    if (facts.ended.empty()) facts.ended = store::JsonString(manifest, "ended");
+    const int64_t start_ns = store::JsonInt(manifest, "start_time_ns", 0);
+    const int64_t end_ns = store::JsonInt(manifest, "end_time_ns", 0);
+    if (start_ns > 0) manifest_start_ns = std::min(manifest_start_ns, start_ns);
+    if (end_ns > 0) manifest_end_ns = std::max(manifest_end_ns, end_ns);
+    else every_node_ended = false;
+  }
+  if (facts.job.empty()) facts.job = LastPathComponent(path);
+  // One instance per node is the natural default once the type is known.
+  if (facts.instance_count == 0 && !facts.instance_type.empty()) {
+    facts.instance_count = static_cast<int32_t>(model.nodes().size());
+  }
+  // The manifests time the job itself (stepscope's start to the job's exit), which is what the
+  // instances were held for; a node still running (or killed before its manifest was finished)
+  // and imported runs fall back to the data's bounds.
+  const bool have_start = manifest_start_ns != std::numeric_limits<int64_t>::max();
+  facts.start_ns = have_start ? manifest_start_ns : model.first_ns();
+  facts.end_ns = have_start && every_node_ended ? manifest_end_ns : model.last_ns();
+  if (facts.end_ns < facts.start_ns) facts.end_ns = facts.start_ns;
+  facts.duration_s = static_cast<double>(facts.end_ns - facts.start_ns) / 1e9;
+
+  int64_t first_step_ns = std::numeric_limits<int64_t>::max();
+  int64_t last_step_ns = std::numeric_limits<int64_t>::min();
+  for (uint32_t index : model.steps()) {
+    const analysis::FrameworkEvent& step = model.events()[index];
+    first_step_ns = std::min(first_step_ns, step.start_ns);
+    last_step_ns = std::max(last_step_ns, step.end_ns);
+  }
+  if (!model.steps().empty()) {
+    first_step_ns = std::clamp(first_step_ns, facts.start_ns, facts.end_ns);
+    last_step_ns = std::clamp(last_step_ns, first_step_ns, facts.end_ns);
+    facts.phases = {{"initialization", facts.start_ns, first_step_ns},
+                    {"training_loop", first_step_ns, last_step_ns},
+                    {"finalization", last_step_ns, facts.end_ns}};
+  }
+  return facts;
+}
+
+std::map<std::string, std::vector<double>> StepDurationsMs(const analysis::Model& model, int node) {
+  std::map<std::string, std::vector<double>> durations;
+  for (uint32_t index : model.steps()) {
+    const analysis::FrameworkEvent& step = model.events()[index];
+    if (node >= 0 && step.node != static_cast<uint32_t>(node)) continue;
+    if (IsDisturbed(model, step)) continue;
+    durations[StepPhaseName(model.String(step.phase))].push_back(static_cast<double>(step.duration_ns()) / 1e6);
+  }
+  return durations;
+}
+
+size_t DisturbedStepCount(const analysis::Model& model, int node) {
+  size_t count = 0;
+  for (uint32_t index : model.steps()) {
+    const analysis::FrameworkEvent& step = model.events()[index];
+    if ((node < 0 || step.node == static_cast<uint32_t>(node)) && IsDisturbed(model, step)) ++count;
+  }
+  return count;
+}
+
+}  // namespace stepscope::compare

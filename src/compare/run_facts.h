@@ -1,0 +1,52 @@
+// The facts of one loaded run that compare and the terminal summary print: when the job ran
+// (from the node manifests that `stepscope run` writes, else the data's own time bounds), its
+// three phases (initialization, training loop, finalization), the instance it ran on, and its
+// step durations per node and step phase.
+//
+// Callers: run_comparison.cc, cli/summary_command.cc. Pure functions of a Model; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/model.h"
+
+namespace stepscope::compare {
+
+struct JobPhase {
+  std::string name;  // "initialization", "training_loop", "finalization"
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct RunFacts {
+  std::string job;             // the manifests' job, else the run path's last component
+  std::string path;            // as given
+  std::string source;          // "stepscope", "sagemaker", "kineto"
+  std::string ended;           // the manifest's "ended" sentence; "" when unknown
+  int64_t start_ns = 0;        // earliest manifest start_time_ns, else Model::first_ns()
+  int64_t end_ns = 0;          // latest manifest end_time_ns, else Model::last_ns()
+  double duration_s = 0;       // (end_ns - start_ns) / 1e9
+  std::vector<std::string> nodes;
+  std::string instance_type;   // the first node that names one; "" when none does
+  int32_t instance_count = 0;  // the largest count a node names; else the node count when a type is known
+  // Empty when the run has no steps (the loop cannot be told from the rest).
+  std::vector<JobPhase> phases;
+};
+
+// `path` is only recorded (the caller loaded the model from it).
+RunFacts ComputeRunFacts(const analysis::Model& model, const std::string& path);
+
+// Step durations in ms keyed by step phase ("TRAIN", "EVAL", ...). Steps that stepscope's own
+// detail windows ran in (arg stepscope_disturbed = 1, stepscope_loader.h) are left out: their
+// time includes the profiler's, not the job's. `node` -1 pools every node.
+std::map<std::string, std::vector<double>> StepDurationsMs(const analysis::Model& model, int node = -1);
+// How many steps StepDurationsMs left out as disturbed (same `node` meaning).
+size_t DisturbedStepCount(const analysis::Model& model, int node = -1);
+
+// "Step:ModeKeys.TRAIN" -> "TRAIN"; other phases unchanged.
+std::string StepPhaseName(std::string_view phase);
+
+}  // namespace stepscope::compare

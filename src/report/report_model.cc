@@ -1,0 +1,83 @@
+#include "report/report_model.h"
+
+#include <algorithm>
+
+#include "base/file_system.h"
+#include "report/report_model_context.h"
+#include "report/report_model_series.h"
+#include "report/report_sections_detail.h"
+#include "report/report_sections_gpu.h"
+#include "report/report_sections_job.h"
+#include "report/report_sections_overhead.h"
+#include "report/report_sections_rules.h"
+#include "report/report_sections_steps.h"
+#include "rules/builtin_rules.h"
+#include "rules/profiler_report.h"
+#include "store/json_fields.h"
+
+namespace stepscope::report {
+
+nlohmann::json BuildReportModel(const ReportInputs& inputs) {
+  const analysis::Model& model = *inputs.model;
+  ReportContext context;
+  context.model = &model;
+  context.rules = &inputs.rules;
+  context.run_info = inputs.run_info.is_object() ? &inputs.run_info : nullptr;
+  context.python_tables = inputs.python_tables.is_array() ? &inputs.python_tables : nullptr;
+  // The manifests know when the job started and ended (before its first and after its last
+  // event); imported data only knows its own timestamps.
+  context.start_ns = model.first_ns();
+  context.end_ns = model.last_ns();
+  if (context.run_info != nullptr) {
+    context.start_ns = store::JsonInt(inputs.run_info, "start_time_ns", context.start_ns);
+    context.end_ns = store::JsonInt(inputs.run_info, "end_time_ns", context.end_ns);
+  }
+  context.end_ns = std::max(context.end_ns, context.start_ns);
+
+  nlohmann::json document;
+  document["schema"] = kReportSchema;
+  document["version"] = kReportModelVersion;
+  document["kind"] = "report";
+  document["generated_by"] = inputs.generated_by;
+  document["generated_at_ns"] = inputs.generated_at_ns;
+  document["limits"] = {{"max_points_per_series", kMaxPointsPerSeries}, {"max_table_rows", kMaxTableRows}};
+  document["run"] = BuildRunSection(context, inputs.job, inputs.path);
+  document["run"]["rules"] = {{"source", inputs.rules_source},
+                              {"status", store::JsonString(inputs.rules, "status")},
+                              {"windows_evaluated", store::JsonInt(inputs.rules, "windows_evaluated", 0)},
+                              {"scan_interval_us", store::JsonInt(inputs.rules, "scan_interval_us", 0)}};
+  document["job_summary"] = BuildJobSummary(context);
+  document["system_usage"] = BuildSystemUsage(context);
+  document["framework"] = BuildFrameworkSection(context);
+  document["rules"] = BuildRulesList(context);
+  document["findings"] = BuildFindings(context);
+  document["steps"] = BuildStepsSection(context);
+  document["gpu_utilization"] = BuildGpuSection(context, "GPUUtilization");
+  document["gpu_memory"] = BuildGpuSection(context, "GPUMemoryUtilization");
+  AddRuleDetailSections(context, document);
+  document["python_profile"] = BuildPythonProfile(context);
+  document["operators"] = BuildOperatorsSection(context);
+  document["overhead"] = BuildOverhead(context);
+  document["capabilities"] = BuildCapabilities(context);
+  return document;
+}
+
+StatusOr<nlohmann::json> LoadOrEvaluateRules(const std::string& rules_json_path, const analysis::Model& model,
+                                            std::string* source) {
+  LocalFileSystem fs;
+  if (auto text = fs.ReadFile(rules_json_path); text.ok()) {
+    auto document = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    // A live run's rules.json is rewritten as windows close: only a finished one is the run's.
+    if (!document.is_discarded() && store::JsonBool(document, "finished", false) &&
+        store::JsonField(document, "rules") != nullptr && document["rules"].is_array()) {
+      *source = "rules.json";
+      return document;
+    }
+  }
+  STEPSCOPE_ASSIGN_OR_RETURN(auto report, rules::ProfilerReport::Create(rules::BuiltinRules()));
+  report->Finish(model);
+  *source = "evaluated";
+  return report->RulesJson();
+}
+
+}  // namespace stepscope::report

@@ -1,0 +1,64 @@
+#include "report/report_sections_gpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <tuple>
+#include <vector>
+
+#include "analysis/numerics.h"
+#include "report/report_model_series.h"
+
+namespace stepscope::report {
+namespace {
+
+// "gpu3" -> 3; -1 for names without a number.
+int GpuIndex(std::string_view name) {
+  size_t digits = name.size();
+  while (digits > 0 && name[digits - 1] >= '0' && name[digits - 1] <= '9') --digits;
+  if (digits == name.size() || name.size() - digits > 9) return -1;
+  return std::atoi(std::string(name.substr(digits)).c_str());
+}
+
+}  // namespace
+
+nlohmann::json BuildGpuSection(const ReportContext& context, std::string_view dimension) {
+  const analysis::Model& model = *context.model;
+  std::vector<std::tuple<uint32_t, int, const analysis::SystemSeries*>> gpus;
+  for (const analysis::SystemSeries& series : model.series()) {
+    if (model.String(series.type) != "gpu" || model.String(series.dimension) != dimension) continue;
+    if (series.value.empty()) continue;
+    gpus.emplace_back(series.node, GpuIndex(model.String(series.name)), &series);
+  }
+  if (gpus.empty()) {
+    const char* what = dimension == "GPUUtilization" ? "utilization" : "memory utilization";
+    if (!context.HasGpuSeries() && !context.imported()) {
+      const std::string reason = context.NoGpuReason();
+      return Unavailable(std::string("No GPU was seen on any node") + (reason.empty() ? "." : ": " + reason));
+    }
+    return Unavailable(std::string("No GPU ") + what + " was recorded (" + SourceDescription(model) + ").");
+  }
+  std::sort(gpus.begin(), gpus.end(), [&](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [node, gpu, series] : gpus) {
+    // Values come from disk: a NaN would break the sort's ordering (and means no sample).
+    std::vector<double> sorted;
+    sorted.reserve(series->value.size());
+    for (double v : series->value) {
+      if (!std::isnan(v)) sorted.push_back(v);
+    }
+    std::sort(sorted.begin(), sorted.end());
+    nlohmann::json row = {{"node", model.nodes()[node].name}, {"gpu", gpu}};
+    for (const auto& [key, q] : {std::pair<const char*, double>{"min", 0.0}, {"p5", 0.05}, {"p25", 0.25}, {"p50", 0.5},
+                                 {"p75", 0.75}, {"p95", 0.95}, {"max", 1.0}}) {
+      row[key] = analysis::SortedQuantile(sorted, q);
+    }
+    row["series"] = TimeSeriesJson(series->time_ns, series->value, context.start_ns);
+    rows.push_back(std::move(row));
+  }
+  return {{"available", true}, {"gpus", std::move(rows)}};
+}
+
+}  // namespace stepscope::report

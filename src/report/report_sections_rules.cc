@@ -1,0 +1,154 @@
+#include "report/report_sections_rules.h"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "report/report_model_series.h"
+#include "store/json_fields.h"
+
+namespace stepscope::report {
+namespace {
+
+// "threshold:50\ncpu_threshold:90" -> {"threshold": "50", "cpu_threshold": "90"} (texts as given).
+nlohmann::json ParametersObject(const std::string& text) {
+  nlohmann::json out = nlohmann::json::object();
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(begin, end - begin);
+    const size_t colon = line.find(':');
+    if (colon != std::string::npos && colon > 0) out[line.substr(0, colon)] = line.substr(colon + 1);
+    begin = end + 1;
+  }
+  return out;
+}
+
+int SeverityRank(const std::string& severity) {
+  if (severity == "critical") return 2;
+  if (severity == "warning") return 1;
+  return 0;
+}
+
+const nlohmann::json& RuleEntries(const ReportContext& context) {
+  static const nlohmann::json kNone = nlohmann::json::array();
+  const nlohmann::json* list = context.rules != nullptr ? store::JsonField(*context.rules, "rules") : nullptr;
+  return list != nullptr && list->is_array() ? *list : kNone;
+}
+
+// {"available": true, "details": Details} when the rule ran and said something, else why not.
+nlohmann::json DetailsSection(const ReportContext& context, const char* rule, const std::string& why_empty) {
+  if (context.Rule(rule) == nullptr) return Unavailable(std::string(rule) + " was not evaluated for this run.");
+  const nlohmann::json details = context.Details(rule);
+  if (details.empty()) return Unavailable(why_empty);
+  bool truncated = false;
+  nlohmann::json section = {{"available", true}, {"details", BoundedDetails(details, kMaxDetailEntries, &truncated)}};
+  if (truncated) section["details_truncated"] = true;
+  return section;
+}
+
+}  // namespace
+
+nlohmann::json BuildRulesList(const ReportContext& context) {
+  std::vector<const nlohmann::json*> entries;
+  for (const nlohmann::json& entry : RuleEntries(context)) {
+    if (entry.is_object()) entries.push_back(&entry);
+  }
+  // Most triggered first; rules.json's order (RULES.md order) otherwise.
+  std::stable_sort(entries.begin(), entries.end(), [](const nlohmann::json* a, const nlohmann::json* b) {
+    return store::JsonInt(*a, "RuleTriggered", 0) > store::JsonInt(*b, "RuleTriggered", 0);
+  });
+  nlohmann::json rules = nlohmann::json::array();
+  for (const nlohmann::json* entry : entries) {
+    bool truncated = false;
+    nlohmann::json rule = {{"rule", store::JsonString(*entry, "Rule")},
+                           {"description", store::JsonString(*entry, "description")},
+                           {"recommendation", store::JsonString(*entry, "recommendation")},
+                           {"triggered", store::JsonInt(*entry, "RuleTriggered", 0)},
+                           {"violations", store::JsonInt(*entry, "Violations", 0)},
+                           {"datapoints", store::JsonInt(*entry, "Datapoints", 0)},
+                           {"reporting", store::JsonBool(*entry, "reporting", false)},
+                           {"parameters", ParametersObject(store::JsonString(*entry, "RuleParameters"))},
+                           {"last_trigger_ns", store::JsonInt(*entry, "last_trigger_ns", -1)},
+                           {"details", BoundedDetails(store::JsonObject(*entry, "Details"), kMaxDetailEntries, &truncated)}};
+    if (truncated) rule["details_truncated"] = true;
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+nlohmann::json BuildFindings(const ReportContext& context) {
+  std::vector<nlohmann::json> findings;
+  for (const nlohmann::json& entry : RuleEntries(context)) {
+    for (const nlohmann::json& finding : store::JsonArray(entry, "findings")) {
+      if (!finding.is_object()) continue;
+      nlohmann::json out = {{"id", store::JsonString(finding, "id")},
+                            {"rule", store::JsonString(finding, "rule", store::JsonString(entry, "Rule"))},
+                            {"severity", store::JsonString(finding, "severity", "info")},
+                            {"title", store::JsonString(finding, "title")},
+                            {"recommendation", store::JsonString(finding, "recommendation")},
+                            {"next_step", store::JsonString(finding, "next_step")},
+                            {"estimated_saving", nullptr},
+                            {"saving_basis", store::JsonString(finding, "saving_basis")}};
+      if (const nlohmann::json* saving = store::JsonField(finding, "estimated_saving");
+          saving != nullptr && saving->is_number()) {
+        out["estimated_saving"] = *saving;
+      }
+      const nlohmann::json evidence = store::JsonArray(finding, "evidence");
+      nlohmann::json kept = nlohmann::json::array();
+      for (size_t i = 0; i < evidence.size() && i < kMaxEvidencePerFinding; ++i) kept.push_back(evidence[i]);
+      out["evidence"] = std::move(kept);
+      out["evidence_total"] = evidence.size();
+      findings.push_back(std::move(out));
+    }
+  }
+  // Severity, then estimated saving (unknown last), then id: a stable order for the same data.
+  std::sort(findings.begin(), findings.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    const auto key = [](const nlohmann::json& f) {
+      return std::make_tuple(-SeverityRank(f["severity"].get<std::string>()),
+                             -store::JsonDouble(f, "estimated_saving", -1.0), f["id"].get<std::string>());
+    };
+    return key(a) < key(b);
+  });
+  nlohmann::json out = nlohmann::json::array();
+  for (nlohmann::json& finding : findings) out.push_back(std::move(finding));
+  return out;
+}
+
+void AddRuleDetailSections(const ReportContext& context, nlohmann::json& document) {
+  const bool gpus = context.HasGpuSeries();
+  const std::string no_gpu = "no GPU utilization was recorded (" + SourceDescription(*context.model) + ")";
+  document["workload_balancing"] =
+      gpus ? DetailsSection(context, "LoadBalancing",
+                            "Only one GPU was seen, or too few samples: there is no load to compare between GPUs.")
+           : Unavailable("Workload balancing compares GPUs, and " + no_gpu + ".");
+
+  const bool has_dataloader = context.Rule("Dataloader") != nullptr, has_starvation = context.Rule("DataloaderStarvation") != nullptr;
+  const nlohmann::json dataloader = context.Details("Dataloader"), starvation = context.Details("DataloaderStarvation");
+  if ((!has_dataloader && !has_starvation) || (dataloader.empty() && starvation.empty())) {
+    document["data_loading"] = Unavailable(
+        "No data-loading event was recorded: the data loader's iterations and workers are seen through the torch "
+        "integration (or SageMaker's DataLoader events).");
+  } else {
+    bool truncated = false;
+    document["data_loading"] = {{"available", true},
+                                {"dataloader", BoundedDetails(dataloader, kMaxDetailEntries, &truncated)},
+                                {"starvation", BoundedDetails(starvation, kMaxDetailEntries, &truncated)}};
+    if (truncated) document["data_loading"]["details_truncated"] = true;
+  }
+  document["batch_size"] =
+      gpus ? DetailsSection(context, "BatchSize", "BatchSize needs GPU and GPU memory utilization together on a node.")
+           : Unavailable("The batch-size check looks for idle GPUs with free memory, and " + no_gpu + ".");
+  document["cpu_bottlenecks"] =
+      gpus ? DetailsSection(context, "CPUBottleneck", "CPUBottleneck saw no system snapshot to count.")
+           : Unavailable("A CPU bottleneck is a GPU left idle by a busy CPU, and " + no_gpu + ".");
+  document["io_bottlenecks"] =
+      gpus ? DetailsSection(context, "IOBottleneck", "IOBottleneck saw no system snapshot to count.")
+           : Unavailable("An I/O bottleneck is a GPU left idle by I/O wait, and " + no_gpu + ".");
+  document["step_time_breakdown"] = DetailsSection(
+      context, "StepTimeBreakdown", "No step with framework activity was recorded, so there is no step time to split.");
+}
+
+}  // namespace stepscope::report

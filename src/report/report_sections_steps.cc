@@ -1,0 +1,185 @@
+#include "report/report_sections_steps.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/numerics.h"
+#include "analysis/vocabulary.h"
+#include "report/report_model_series.h"
+#include "store/json_fields.h"
+
+namespace stepscope::report {
+namespace {
+
+constexpr std::string_view kStepPrefix = "Step:ModeKeys.";
+
+struct Total {
+  int64_t ns = 0;
+  int64_t calls = 0;
+};
+
+// The top kMaxTableRows of `totals` by time (ties by name), with their share of all of them.
+nlohmann::json OperatorRows(const analysis::Model& model, const std::unordered_map<analysis::StringId, Total>& totals) {
+  std::vector<std::pair<analysis::StringId, Total>> rows(totals.begin(), totals.end());
+  int64_t all_ns = 0;
+  for (const auto& [name, total] : rows) all_ns += total.ns;
+  std::sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
+    if (a.second.ns != b.second.ns) return a.second.ns > b.second.ns;
+    return model.String(a.first) < model.String(b.first);
+  });
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < rows.size() && i < kMaxTableRows; ++i) {
+    out.push_back({{"name", model.String(rows[i].first)},
+                   {"total_ms", NsToMs(rows[i].second.ns)},
+                   {"share", all_ns > 0 ? static_cast<double>(rows[i].second.ns) / static_cast<double>(all_ns) : 0.0},
+                   {"calls", rows[i].second.calls}});
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json BuildFrameworkSection(const ReportContext& context) {
+  const analysis::Model& model = *context.model;
+  // Buckets by phase, first match, as RULES.md §11: "cpu" -> CPU operators, "gpu" -> GPU
+  // operators, "Step" -> step time, per-module passes skipped, everything else "general".
+  enum class Bucket : uint8_t { kCpu, kGpu, kStep, kSkip, kGeneral };
+  std::unordered_map<analysis::StringId, Bucket> bucket_of;
+  std::unordered_map<analysis::StringId, Total> cpu, gpu;
+  std::map<std::string, int64_t> step_ns;  // by step phase ("TRAIN")
+  std::unordered_map<analysis::StringId, int64_t> general_ns;
+  int64_t first_step_ns = INT64_MAX, last_step_end_ns = INT64_MIN, all_steps_ns = 0;
+  size_t counted = 0;
+  for (const analysis::FrameworkEvent& event : model.events()) {
+    if (event.kind != analysis::EventKind::kSpan) continue;
+    auto [it, inserted] = bucket_of.try_emplace(event.phase, Bucket::kGeneral);
+    if (inserted) {
+      const std::string_view phase = model.String(event.phase);
+      if (phase.find("cpu") != std::string_view::npos) it->second = Bucket::kCpu;
+      else if (phase.find("gpu") != std::string_view::npos) it->second = Bucket::kGpu;
+      else if (phase.find("Step") != std::string_view::npos) it->second = Bucket::kStep;
+      else if (phase.ends_with("-SubModuleInternal") || phase == analysis::kStepscopePhase || phase.empty())
+        it->second = Bucket::kSkip;
+    }
+    const int64_t duration_ns = event.duration_ns();
+    switch (it->second) {
+      case Bucket::kCpu:
+      case Bucket::kGpu: {
+        Total& total = (it->second == Bucket::kCpu ? cpu : gpu)[event.name];
+        total.ns += duration_ns;
+        ++total.calls;
+        break;
+      }
+      case Bucket::kStep: {
+        std::string_view phase = model.String(event.phase);
+        if (phase.starts_with(kStepPrefix)) phase.remove_prefix(kStepPrefix.size());
+        step_ns[std::string(phase)] += duration_ns;
+        all_steps_ns += duration_ns;
+        first_step_ns = std::min(first_step_ns, event.start_ns);
+        last_step_end_ns = std::max(last_step_end_ns, event.end_ns);
+        break;
+      }
+      case Bucket::kGeneral: general_ns[event.phase] += duration_ns; break;
+      case Bucket::kSkip: continue;
+    }
+    ++counted;
+  }
+  if (counted == 0) {
+    return Unavailable("No framework event was recorded (" + SourceDescription(model) +
+                       "): annotate the training loop (stepscope.step(), the torch integration) to see where its "
+                       "time goes.");
+  }
+  nlohmann::json phases = {{"TRAIN_s", 0.0}, {"EVAL_s", 0.0}};
+  for (const auto& [phase, ns] : step_ns) phases[phase + "_s"] = NsToS(ns);
+  // Time between steps inside the loop: what the reference calls "others".
+  phases["others_s"] = first_step_ns <= last_step_end_ns
+                           ? std::max(0.0, NsToS(last_step_end_ns - first_step_ns - all_steps_ns))
+                           : 0.0;
+  std::vector<std::pair<std::string_view, int64_t>> general_rows;
+  for (const auto& [phase, ns] : general_ns) general_rows.emplace_back(model.String(phase), ns);
+  std::sort(general_rows.begin(), general_rows.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  nlohmann::json general = nlohmann::json::object();
+  for (size_t i = 0; i < general_rows.size() && i < kMaxTableRows; ++i) {
+    general[std::string(general_rows[i].first)] = NsToS(general_rows[i].second);
+  }
+  return {{"available", true},
+          {"phases", std::move(phases)},
+          {"general", std::move(general)},
+          {"cpu_operators", OperatorRows(model, cpu)},
+          {"gpu_operators", OperatorRows(model, gpu)}};
+}
+
+nlohmann::json BuildStepsSection(const ReportContext& context) {
+  const analysis::Model& model = *context.model;
+  // (node, step phase) -> steps in start order.
+  std::map<std::pair<uint32_t, analysis::StringId>, std::vector<uint32_t>> groups;
+  for (uint32_t index : model.steps()) {
+    const analysis::FrameworkEvent& step = model.events()[index];
+    groups[{step.node, step.phase}].push_back(index);
+  }
+  if (groups.empty()) {
+    return Unavailable("No training step was recorded (" + SourceDescription(model) +
+                       "): mark steps with stepscope.step() or the torch integration.");
+  }
+  const nlohmann::json outliers_by_node = store::JsonObject(context.Details("StepOutlier"), "step_details");
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& [key, indices] : groups) {
+    const std::string& node = model.nodes()[key.first].name;
+    const std::string_view full_phase = model.String(key.second);
+    std::string_view phase = full_phase;
+    if (phase.starts_with(kStepPrefix)) phase.remove_prefix(kStepPrefix.size());
+    std::vector<double> duration_ms;
+    std::vector<int64_t> steps;
+    duration_ms.reserve(indices.size());
+    for (uint32_t index : indices) {
+      const analysis::FrameworkEvent& step = model.events()[index];
+      duration_ms.push_back(NsToMs(step.duration_ns()));
+      steps.push_back(step.step);
+    }
+    std::vector<double> sorted = duration_ms;
+    std::sort(sorted.begin(), sorted.end());
+    const analysis::Histogram histogram = analysis::EqualBinHistogram(duration_ms, kStepHistogramBins);
+    nlohmann::json counts = nlohmann::json::array();
+    for (double count : histogram.counts) counts.push_back(static_cast<int64_t>(count));
+    const nlohmann::json outliers = store::JsonArray(
+        store::JsonObject(store::JsonObject(outliers_by_node, node.c_str()), std::string(full_phase).c_str()),
+        "step_numbers");
+
+    const std::vector<size_t> kept = MinMaxDownsample(duration_ms, kMaxPointsPerSeries);
+    nlohmann::json series_steps = nlohmann::json::array(), series_ms = nlohmann::json::array();
+    for (size_t i : kept) {
+      series_steps.push_back(steps[i]);
+      series_ms.push_back(RoundForChart(duration_ms[i]));
+    }
+    nlohmann::json bounded_outliers = nlohmann::json::array();
+    for (size_t i = 0; i < outliers.size() && i < kMaxPointsPerSeries; ++i) bounded_outliers.push_back(outliers[i]);
+    nodes.push_back({{"node", node},
+                     {"phase", phase},
+                     {"count", indices.size()},
+                     {"mean_ms", analysis::Mean(duration_ms)},
+                     {"std_ms", analysis::StdDev(duration_ms)},
+                     {"min_ms", sorted.front()},
+                     {"p50_ms", analysis::SortedQuantile(sorted, 0.50)},
+                     {"p95_ms", analysis::SortedQuantile(sorted, 0.95)},
+                     {"p99_ms", analysis::SortedQuantile(sorted, 0.99)},
+                     {"max_ms", sorted.back()},
+                     {"outliers", std::move(bounded_outliers)},
+                     {"outliers_total", outliers.size()},
+                     {"histogram", {{"bin_edges_ms", histogram.edges}, {"counts", std::move(counts)}}},
+                     {"series",
+                      {{"step", std::move(series_steps)},
+                       {"duration_ms", std::move(series_ms)},
+                       {"downsampled", kept.size() < duration_ms.size()},
+                       {"original_points", duration_ms.size()}}}});
+  }
+  return {{"available", true}, {"nodes", std::move(nodes)}};
+}
+
+}  // namespace stepscope::report

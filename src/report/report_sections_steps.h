@@ -1,0 +1,20 @@
+// The report model's framework sections (docs/report-model.md): "framework" (time per step
+// phase, per other framework phase, per CPU and GPU operator, bucketed as OverallFrameworkMetrics
+// does, shared/RULES.md §11, but in seconds and with call counts) and "steps" (per node and step
+// phase: duration statistics, a histogram, StepOutlier's outliers and the downsampled series).
+// Called by BuildReportModel; pure over the context.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "report/report_model_context.h"
+
+namespace stepscope::report {
+
+// Bins of each step-duration histogram.
+inline constexpr int kStepHistogramBins = 50;
+
+nlohmann::json BuildFrameworkSection(const ReportContext& context);
+nlohmann::json BuildStepsSection(const ReportContext& context);
+
+}  // namespace stepscope::report

@@ -1,0 +1,339 @@
+// Each section builder of the report model on small hand-built models: exact phases,
+// percentiles, histogram counts, operator and function tables, and the "why" of sections the data
+// cannot fill.
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "analysis/model.h"
+#include "report/report_model.h"
+#include "report/report_model_context.h"
+#include "report/report_sections_detail.h"
+#include "report/report_sections_gpu.h"
+#include "report/report_sections_job.h"
+#include "report/report_sections_overhead.h"
+#include "report/report_sections_rules.h"
+#include "report/report_sections_steps.h"
+
+namespace stepscope::report {
+namespace {
+
+constexpr int64_t kBaseNs = 1'700'000'000'000'000'000;
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kS = 1'000'000'000;
+
+// One node "n0": two cores sampled at 0, 1 and 3 s; TRAIN steps 0-4 from 1 s, 200 ms apart,
+// lasting 10, 20, 30, 40, 100 ms; operators on pid 7 and a Forward span in step 0.
+analysis::Model SmallModel(analysis::ModelSource source = analysis::ModelSource::kStepscope, bool gpu = false) {
+  analysis::ModelBuilder builder(source);
+  analysis::NodeFacts facts;
+  facts.name = "n0";
+  const uint32_t node = builder.AddNode(facts);
+  const uint32_t cpu0 = builder.SeriesFor(node, "cpu", "cpu0", "CPUUtilization");
+  const uint32_t cpu1 = builder.SeriesFor(node, "cpu", "cpu1", "CPUUtilization");
+  const int64_t times[] = {0, 1 * kS, 3 * kS};
+  const double v0[] = {10, 20, 30}, v1[] = {30, 40, 50};
+  for (int i = 0; i < 3; ++i) {
+    builder.AddSample(cpu0, kBaseNs + times[i], v0[i]);
+    builder.AddSample(cpu1, kBaseNs + times[i], v1[i]);
+  }
+  if (gpu) {
+    const uint32_t g = builder.SeriesFor(node, "gpu", "gpu0", "GPUUtilization");
+    for (int i = 0; i <= 10; ++i) builder.AddSample(g, kBaseNs + i * 100 * kMs, 10.0 * i);
+  }
+  const int64_t durations_ms[] = {10, 20, 30, 40, 100};
+  for (int i = 0; i < 5; ++i) {
+    analysis::FrameworkEvent step;
+    step.start_ns = kBaseNs + 1 * kS + i * 200 * kMs;
+    step.end_ns = step.start_ns + durations_ms[i] * kMs;
+    step.step = i;
+    step.node = node;
+    step.phase = builder.Intern("Step:ModeKeys.TRAIN");
+    step.name = builder.Intern("Step:ModeKeys.TRAIN");
+    builder.AddEvent(step);
+  }
+  analysis::FrameworkEvent op;
+  op.node = node;
+  op.pid = 7;
+  op.phase = builder.Intern("cpu_functions");
+  op.category = builder.Intern("cpu_op");
+  op.name = builder.Intern("aten::mm");
+  for (int i = 0; i < 2; ++i) {
+    op.start_ns = kBaseNs + 1 * kS + i * 5 * kMs;
+    op.end_ns = op.start_ns + 5 * kMs;
+    const analysis::EventArg args[] = {builder.IntArg("cpu_ns", 5 * kMs), builder.IntArg("self_cpu_ns", 4 * kMs)};
+    builder.AddEvent(op, args);
+  }
+  op.name = builder.Intern("aten::relu");
+  op.start_ns = kBaseNs + 1 * kS + 1 * kMs;
+  op.end_ns = op.start_ns + 2 * kMs;
+  builder.AddEvent(op);
+  analysis::FrameworkEvent forward;
+  forward.node = node;
+  forward.phase = builder.Intern("Forward");
+  forward.name = builder.Intern("Forward");
+  forward.start_ns = kBaseNs + 1 * kS;
+  forward.end_ns = forward.start_ns + 8 * kMs;
+  builder.AddEvent(forward);
+  return std::move(builder).Finish();
+}
+
+struct Fixture {
+  analysis::Model model;
+  nlohmann::json rules = nlohmann::json::object();
+  nlohmann::json run_info;
+  nlohmann::json python_tables;
+  ReportContext Context() const {
+    ReportContext context;
+    context.model = &model;
+    context.rules = &rules;
+    context.run_info = run_info.is_object() ? &run_info : nullptr;
+    context.python_tables = python_tables.is_array() ? &python_tables : nullptr;
+    context.start_ns = model.first_ns();
+    context.end_ns = model.last_ns();
+    return context;
+  }
+};
+
+TEST(JobSummaryTest, SplitsTheJobAtTheFirstStepStartAndTheLastStepEnd) {
+  Fixture f{SmallModel()};
+  const nlohmann::json summary = BuildJobSummary(f.Context());
+  ASSERT_EQ(summary["available"], true);
+  ASSERT_EQ(summary["phases"].size(), 3u);
+  EXPECT_EQ(summary["phases"][0]["name"], "initialization");
+  EXPECT_EQ(summary["phases"][0]["start_ns"], kBaseNs);
+  EXPECT_EQ(summary["phases"][0]["end_ns"], kBaseNs + 1 * kS);
+  EXPECT_DOUBLE_EQ(summary["phases"][0]["share"].get<double>(), 1.0 / 3.0);
+  EXPECT_EQ(summary["phases"][1]["name"], "training_loop");
+  EXPECT_EQ(summary["phases"][1]["end_ns"], kBaseNs + 1900 * kMs);
+  EXPECT_DOUBLE_EQ(summary["phases"][1]["duration_s"].get<double>(), 0.9);
+  EXPECT_EQ(summary["phases"][2]["name"], "finalization");
+  EXPECT_DOUBLE_EQ(summary["phases"][2]["duration_s"].get<double>(), 1.1);
+}
+
+TEST(JobSummaryTest, WithoutStepsSaysWhy) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  builder.AddNode(analysis::NodeFacts{.name = "n0"});
+  Fixture f{std::move(builder).Finish()};
+  const nlohmann::json summary = BuildJobSummary(f.Context());
+  EXPECT_EQ(summary["available"], false);
+  EXPECT_NE(summary["why"].get<std::string>().find("No training step"), std::string::npos);
+}
+
+TEST(StepsSectionTest, ExactStatisticsHistogramAndOutliers) {
+  Fixture f{SmallModel()};
+  f.rules = nlohmann::json::parse(R"({"rules": [{"Rule": "StepOutlier", "Details": {"step_details": {"n0":
+      {"Step:ModeKeys.TRAIN": {"step_numbers": [4]}}}}}]})");
+  const nlohmann::json steps = BuildStepsSection(f.Context());
+  ASSERT_EQ(steps["available"], true);
+  ASSERT_EQ(steps["nodes"].size(), 1u);
+  const nlohmann::json& train = steps["nodes"][0];
+  EXPECT_EQ(train["node"], "n0");
+  EXPECT_EQ(train["phase"], "TRAIN");
+  EXPECT_EQ(train["count"], 5);
+  EXPECT_DOUBLE_EQ(train["mean_ms"].get<double>(), 40.0);
+  EXPECT_DOUBLE_EQ(train["std_ms"].get<double>(), std::sqrt(1000.0));
+  EXPECT_DOUBLE_EQ(train["min_ms"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(train["p50_ms"].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(train["p95_ms"].get<double>(), 88.0);  // numpy: 40 + 0.8 * 60
+  EXPECT_DOUBLE_EQ(train["p99_ms"].get<double>(), 97.6);
+  EXPECT_DOUBLE_EQ(train["max_ms"].get<double>(), 100.0);
+  EXPECT_EQ(train["outliers"], nlohmann::json::parse("[4]"));
+  const nlohmann::json& histogram = train["histogram"];
+  ASSERT_EQ(histogram["counts"].size(), 50u);
+  ASSERT_EQ(histogram["bin_edges_ms"].size(), 51u);
+  EXPECT_DOUBLE_EQ(histogram["bin_edges_ms"][0].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(histogram["bin_edges_ms"][50].get<double>(), 100.0);
+  for (int bin : {0, 5, 11, 16, 49}) EXPECT_EQ(histogram["counts"][bin], 1) << "bin " << bin;
+  int64_t total = 0;
+  for (const auto& count : histogram["counts"]) total += count.get<int64_t>();
+  EXPECT_EQ(total, 5);
+  EXPECT_EQ(train["series"]["step"], nlohmann::json::parse("[0, 1, 2, 3, 4]"));
+  EXPECT_EQ(train["series"]["duration_ms"], nlohmann::json::parse("[10.0, 20.0, 30.0, 40.0, 100.0]"));
+  EXPECT_EQ(train["series"]["downsampled"], false);
+}
+
+TEST(FrameworkSectionTest, StepPhasesOthersOperatorsAndGeneral) {
+  Fixture f{SmallModel()};
+  const nlohmann::json framework = BuildFrameworkSection(f.Context());
+  ASSERT_EQ(framework["available"], true);
+  EXPECT_DOUBLE_EQ(framework["phases"]["TRAIN_s"].get<double>(), 0.2);
+  EXPECT_DOUBLE_EQ(framework["phases"]["EVAL_s"].get<double>(), 0.0);
+  EXPECT_NEAR(framework["phases"]["others_s"].get<double>(), 0.7, 1e-12);  // 0.9 s loop - 0.2 s of steps
+  EXPECT_DOUBLE_EQ(framework["general"]["Forward"].get<double>(), 0.008);
+  ASSERT_EQ(framework["cpu_operators"].size(), 2u);
+  EXPECT_EQ(framework["cpu_operators"][0]["name"], "aten::mm");
+  EXPECT_DOUBLE_EQ(framework["cpu_operators"][0]["total_ms"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(framework["cpu_operators"][0]["share"].get<double>(), 10.0 / 12.0);
+  EXPECT_EQ(framework["cpu_operators"][0]["calls"], 2);
+  EXPECT_EQ(framework["cpu_operators"][1]["name"], "aten::relu");
+  EXPECT_EQ(framework["gpu_operators"], nlohmann::json::array());
+}
+
+TEST(SystemUsageTest, RuleStatisticsPerNodeAndTheCpuTotalTimeline) {
+  Fixture f{SmallModel()};
+  f.rules = nlohmann::json::parse(R"({"rules": [{"Rule": "OverallSystemUsage", "Details": {"CPU": {"n0":
+      {"max": 45.0, "p99": 44.8, "p95": 44.0, "p50": 30.0, "min": 20.0}}, "GPU": {}}}]})");
+  const nlohmann::json usage = BuildSystemUsage(f.Context());
+  ASSERT_EQ(usage["available"], true);
+  ASSERT_EQ(usage["nodes"][0]["metrics"].size(), 1u);
+  EXPECT_EQ(usage["nodes"][0]["metrics"][0]["metric"], "CPU");
+  EXPECT_EQ(usage["nodes"][0]["metrics"][0]["p95"], 44.0);
+  EXPECT_EQ(usage["nodes"][0]["sentences"][0],
+            "The 95th percentile of the total CPU utilization on node n0 is only 44%.");
+  ASSERT_EQ(usage["timeline"].size(), 1u);
+  EXPECT_EQ(usage["timeline"][0]["metric"], "cpu/total/util_pct");
+  EXPECT_EQ(usage["timeline"][0]["t_s"], nlohmann::json::parse("[0.0, 1.0, 3.0]"));
+  EXPECT_EQ(usage["timeline"][0]["values"], nlohmann::json::parse("[20.0, 30.0, 40.0]"));
+}
+
+TEST(GpuSectionTest, PercentilesPerGpu) {
+  Fixture f{SmallModel(analysis::ModelSource::kSageMaker, /*gpu=*/true)};
+  const nlohmann::json gpu = BuildGpuSection(f.Context(), "GPUUtilization");
+  ASSERT_EQ(gpu["available"], true);
+  ASSERT_EQ(gpu["gpus"].size(), 1u);
+  const nlohmann::json& g = gpu["gpus"][0];
+  EXPECT_EQ(g["node"], "n0");
+  EXPECT_EQ(g["gpu"], 0);
+  EXPECT_DOUBLE_EQ(g["min"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(g["p5"].get<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(g["p25"].get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(g["p50"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(g["p95"].get<double>(), 95.0);
+  EXPECT_DOUBLE_EQ(g["max"].get<double>(), 100.0);
+  EXPECT_EQ(g["series"]["original_points"], 11);
+  const nlohmann::json memory = BuildGpuSection(f.Context(), "GPUMemoryUtilization");
+  EXPECT_EQ(memory["available"], false);
+  EXPECT_EQ(memory["why"], "No GPU memory utilization was recorded (imported from SageMaker profiler output).");
+}
+
+TEST(GpuSectionTest, NoGpuOnAStepscopeRunGivesNvmlsReason) {
+  Fixture f{SmallModel()};
+  f.run_info = nlohmann::json::parse(
+      R"({"nodes": [{"name": "n0", "capabilities": {"gpu": {"available": false, "reason": "NVML not found"}}}]})");
+  const nlohmann::json gpu = BuildGpuSection(f.Context(), "GPUUtilization");
+  EXPECT_EQ(gpu, nlohmann::json::parse(R"({"available": false, "why": "No GPU was seen on any node: NVML not found"})"));
+}
+
+TEST(RulesSectionsTest, RulesByTriggersFindingsBySeverityThenSaving) {
+  Fixture f{SmallModel()};
+  f.rules = nlohmann::json::parse(R"({"rules": [
+      {"Rule": "A", "RuleTriggered": 0, "RuleParameters": "threshold:50\nmode:None", "Details": {}, "findings": [
+        {"id": "A/1", "severity": "warning", "estimated_saving": 0.1, "evidence": []}]},
+      {"Rule": "B", "RuleTriggered": 3, "Details": {"x": [1, 2]}, "findings": [
+        {"id": "B/1", "severity": "warning", "estimated_saving": 0.3, "evidence": [{"node": "n0"}]},
+        {"id": "B/2", "severity": "critical", "estimated_saving": null},
+        {"id": "B/3", "severity": "info", "estimated_saving": 0.9}]}]})");
+  const nlohmann::json rules = BuildRulesList(f.Context());
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0]["rule"], "B");
+  EXPECT_EQ(rules[0]["triggered"], 3);
+  EXPECT_EQ(rules[0]["details"], nlohmann::json::parse(R"({"x": [1, 2]})"));
+  EXPECT_EQ(rules[1]["parameters"], nlohmann::json::parse(R"({"threshold": "50", "mode": "None"})"));
+  const nlohmann::json findings = BuildFindings(f.Context());
+  ASSERT_EQ(findings.size(), 4u);
+  EXPECT_EQ(findings[0]["id"], "B/2");
+  EXPECT_EQ(findings[0]["estimated_saving"], nullptr);
+  EXPECT_EQ(findings[1]["id"], "B/1");
+  EXPECT_EQ(findings[1]["evidence_total"], 1);
+  EXPECT_EQ(findings[2]["id"], "A/1");
+  EXPECT_EQ(findings[3]["id"], "B/3");
+}
+
+TEST(RulesSectionsTest, GpuSectionsOfARunWithoutGpusSayWhy) {
+  Fixture f{SmallModel()};
+  f.rules = nlohmann::json::parse(R"({"rules": [{"Rule": "CPUBottleneck", "Details": {"bottlenecks": {}}},
+      {"Rule": "StepTimeBreakdown", "Details": {}}]})");
+  nlohmann::json document;
+  AddRuleDetailSections(f.Context(), document);
+  EXPECT_EQ(document["cpu_bottlenecks"]["available"], false);
+  EXPECT_EQ(document["cpu_bottlenecks"]["why"],
+            "A CPU bottleneck is a GPU left idle by a busy CPU, and no GPU utilization was recorded (recorded by "
+            "stepscope).");
+  EXPECT_EQ(document["step_time_breakdown"]["available"], false);
+  EXPECT_EQ(document["batch_size"]["available"], false);
+  EXPECT_EQ(document["data_loading"]["available"], false);
+}
+
+TEST(OperatorsSectionTest, TopOperatorsOfEachWindowFromTheModel) {
+  Fixture f{SmallModel()};
+  f.run_info = nlohmann::json::parse(R"({"detail_windows": [{"node": "n0", "kind": "operators", "pid": 7,
+      "window": 0, "steps": [0, 0], "step_phase": "TRAIN", "start_ns": )" + std::to_string(kBaseNs + kS) +
+                                     R"(, "end_ns": )" + std::to_string(kBaseNs + kS + 10 * kMs) + "}]}");
+  const nlohmann::json operators = BuildOperatorsSection(f.Context());
+  ASSERT_EQ(operators["available"], true);
+  const nlohmann::json& rows = operators["windows"][0]["operators"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], nlohmann::json::parse(R"({"name": "aten::mm", "calls": 2, "cpu_total_us": 10000.0,
+      "self_cpu_us": 8000.0, "device_total_us": 0.0})"));
+  EXPECT_EQ(rows[1]["name"], "aten::relu");
+  EXPECT_EQ(rows[1]["cpu_total_us"], 2000.0);
+}
+
+TEST(OperatorsSectionTest, ImportedAndMissingWindowsSayWhy) {
+  Fixture stepscope_run{SmallModel()};
+  EXPECT_NE(BuildOperatorsSection(stepscope_run.Context())["why"].get<std::string>().find("No operators detail window"),
+            std::string::npos);
+  Fixture imported{SmallModel(analysis::ModelSource::kSageMaker)};
+  const nlohmann::json section = BuildOperatorsSection(imported.Context());
+  EXPECT_EQ(section["available"], false);
+  EXPECT_NE(section["why"].get<std::string>().find("imported from SageMaker profiler output"), std::string::npos);
+  EXPECT_EQ(BuildPythonProfile(imported.Context())["available"], false);
+  EXPECT_EQ(BuildOverhead(imported.Context())["available"], false);
+  EXPECT_EQ(BuildCapabilities(imported.Context())["available"], false);
+}
+
+TEST(PythonProfileTest, MergesTheWallClockTablesAcrossWindows) {
+  Fixture f{SmallModel()};
+  f.python_tables = nlohmann::json::parse(R"([
+      {"node": "n0", "pid": 7, "window": 2, "profiler": "cprofile", "timer": "total_time", "steps": [9, 9],
+       "profiled_s": 1.0, "functions": [{"name": "f", "file": "a.py", "line": 1, "calls": 2, "self_s": 0.5,
+       "cumulative_s": 0.6}, {"name": "g", "file": "a.py", "line": 9, "calls": 1, "self_s": 0.2, "cumulative_s": 0.2}]},
+      {"node": "n0", "pid": 7, "window": 2, "profiler": "cprofile", "timer": "cpu_time", "steps": [10, 10],
+       "profiled_s": 1.0, "functions": [{"name": "g", "file": "a.py", "line": 9, "calls": 1, "self_s": 9.0}]},
+      {"node": "n0", "pid": 7, "window": 3, "profiler": "cprofile", "timer": "total_time", "steps": [12, 12],
+       "profiled_s": 0.5, "functions": [{"name": "f", "file": "a.py", "line": 1, "calls": 1, "self_s": 0.25,
+       "cumulative_s": 0.3}]}])");
+  const nlohmann::json profile = BuildPythonProfile(f.Context());
+  ASSERT_EQ(profile["available"], true);
+  EXPECT_EQ(profile["timer"], "total_time");
+  EXPECT_DOUBLE_EQ(profile["profiled_s"].get<double>(), 1.5);
+  ASSERT_EQ(profile["functions"].size(), 2u);
+  EXPECT_EQ(profile["functions"][0]["function"], "f");
+  EXPECT_EQ(profile["functions"][0]["calls"], 3);
+  EXPECT_DOUBLE_EQ(profile["functions"][0]["self_s"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(profile["functions"][1]["self_s"].get<double>(), 0.2);
+  EXPECT_EQ(profile["windows"].size(), 2u);
+}
+
+TEST(ReportModelTest, TopLevelShapeAndJobBoundsFromTheRunFacts) {
+  const analysis::Model model = SmallModel();
+  ReportInputs inputs;
+  inputs.model = &model;
+  inputs.job = "small";
+  inputs.path = "runs/small";
+  inputs.rules_source = "evaluated";
+  inputs.run_info = nlohmann::json::parse(R"({"job": "demo", "start_time_ns": )" + std::to_string(kBaseNs - kS) +
+                                          R"(, "end_time_ns": )" + std::to_string(kBaseNs + 4 * kS) +
+                                          R"(, "ended": {"code": 0, "description": "exited with code 0"}})");
+  const nlohmann::json document = BuildReportModel(inputs);
+  EXPECT_EQ(document["schema"], "stepscope.report");
+  EXPECT_EQ(document["version"], 1);
+  EXPECT_EQ(document["kind"], "report");
+  EXPECT_EQ(document["limits"]["max_points_per_series"], 2000);
+  EXPECT_EQ(document["run"]["job"], "demo");
+  EXPECT_EQ(document["run"]["duration_s"], 5.0);
+  EXPECT_EQ(document["run"]["ended"], nlohmann::json::parse(R"({"code": 0, "description": "exited with code 0"})"));
+  EXPECT_EQ(document["job_summary"]["phases"][0]["duration_s"], 2.0);
+  for (const char* section : {"job_summary", "system_usage", "framework", "steps", "gpu_utilization", "gpu_memory",
+                              "workload_balancing", "data_loading", "batch_size", "cpu_bottlenecks", "io_bottlenecks",
+                              "step_time_breakdown", "python_profile", "operators", "overhead", "capabilities"}) {
+    ASSERT_TRUE(document.contains(section)) << section;
+    EXPECT_TRUE(document[section]["available"].is_boolean()) << section;
+    if (!document[section]["available"].get<bool>()) EXPECT_TRUE(document[section]["why"].is_string()) << section;
+  }
+}
+
+}  // namespace
+}  // namespace stepscope::report

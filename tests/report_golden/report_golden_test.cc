@@ -1,0 +1,224 @@
+// Golden tests of the whole report model (docs/report-model.md; STYLE.md §6, the shape of
+// Perfetto's diff tests). Each case builds the document and compares it with
+// expected/<case>.json: numbers to 1e-9 relative, everything else exactly, each difference
+// printed with its JSON path. generated_at_ns is 0 and run paths are normalized ("<RUN>", paths
+// under the fixtures relative to them), so the documents are stable across machines.
+//
+// Cases: SageMaker profiler output imported in process (the shared fixtures' test_traces, and the
+// rules goldens' two_nodes input: 2 nodes with GPUs), rules evaluated in process; a small
+// stepscope run written by the real store writer (steps, phases, system samples with a GPU, a
+// python and an operators detail window), read through the CLI's BuildRunReportModel.
+//
+// STEPSCOPE_REBASELINE=1 rewrites expected/ instead (review the diff; tests/report_golden/README.md).
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "analysis/sagemaker_importer.h"
+#include "analysis/test_run_writer.h"
+#include "base/file_system.h"
+#include "cli/report_command.h"
+#include "report/report_model.h"
+
+namespace stepscope {
+namespace {
+
+constexpr double kRelativeTolerance = 1e-9;
+constexpr size_t kMaxDifferencesShown = 40;
+const std::string kExpectedDir = STEPSCOPE_REPORT_GOLDEN_DIR;
+const std::string kFixturesDir = STEPSCOPE_FIXTURES_DIR;
+const std::string kRulesGoldenDir = STEPSCOPE_RULES_GOLDEN_DIR;
+
+bool NumbersEqual(double expected, double actual) {
+  if (expected == actual) return true;
+  return std::fabs(expected - actual) <= kRelativeTolerance * std::max(std::fabs(expected), std::fabs(actual));
+}
+
+std::string Short(const nlohmann::json& value) {
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return text.size() > 120 ? text.substr(0, 117) + "..." : text;
+}
+
+void Compare(const nlohmann::json& expected, const nlohmann::json& actual, const std::string& path,
+             std::vector<std::string>& differences) {
+  if (expected.is_number() && actual.is_number()) {
+    if (!NumbersEqual(expected.get<double>(), actual.get<double>())) {
+      differences.push_back(path + ": expected " + Short(expected) + ", got " + Short(actual));
+    }
+    return;
+  }
+  if (expected.type() != actual.type()) {
+    differences.push_back(path + ": expected " + Short(expected) + ", got " + Short(actual));
+    return;
+  }
+  if (expected.is_object()) {
+    for (auto it = expected.begin(); it != expected.end(); ++it) {
+      if (!actual.contains(it.key())) differences.push_back(path + "." + it.key() + ": missing");
+      else Compare(it.value(), actual[it.key()], path + "." + it.key(), differences);
+    }
+    for (auto it = actual.begin(); it != actual.end(); ++it) {
+      if (!expected.contains(it.key())) differences.push_back(path + "." + it.key() + ": unexpected " + Short(it.value()));
+    }
+  } else if (expected.is_array()) {
+    if (expected.size() != actual.size()) {
+      differences.push_back(path + ": expected " + std::to_string(expected.size()) + " items, got " +
+                            std::to_string(actual.size()));
+    }
+    for (size_t i = 0; i < std::min(expected.size(), actual.size()); ++i) {
+      Compare(expected[i], actual[i], path + "[" + std::to_string(i) + "]", differences);
+    }
+  } else if (expected != actual) {
+    differences.push_back(path + ": expected " + Short(expected) + ", got " + Short(actual));
+  }
+}
+
+// Replaces every occurrence of `from` in the document's strings (temporary directories).
+nlohmann::json Normalized(const nlohmann::json& document, const std::string& from, const std::string& to) {
+  std::string text = document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return nlohmann::json::parse(text);
+}
+
+void CheckGolden(const std::string& name, const nlohmann::json& actual) {
+  const std::string path = kExpectedDir + "/" + name + ".json";
+  if (const char* rebaseline = std::getenv("STEPSCOPE_REBASELINE"); rebaseline != nullptr && *rebaseline == '1') {
+    ASSERT_TRUE(WriteFileAtomically(path, actual.dump(1) + "\n").ok()) << path;
+    GTEST_SKIP() << "rebaselined " << path;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path << " is missing: run with STEPSCOPE_REBASELINE=1 to create it";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const nlohmann::json expected = nlohmann::json::parse(buffer.str(), nullptr, false);
+  ASSERT_FALSE(expected.is_discarded()) << path << " is not JSON";
+  std::vector<std::string> differences;
+  Compare(expected, actual, name, differences);
+  std::string shown;
+  for (size_t i = 0; i < differences.size() && i < kMaxDifferencesShown; ++i) shown += "  " + differences[i] + "\n";
+  EXPECT_TRUE(differences.empty()) << differences.size() << " differences from " << path << ":\n" << shown;
+}
+
+nlohmann::json SageMakerReport(const std::string& input, const std::string& shown_path) {
+  auto model = analysis::ImportSageMaker(input);
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  if (!model.ok()) return nullptr;
+  report::ReportInputs inputs;
+  inputs.model = &*model;
+  inputs.job = "import";
+  inputs.path = shown_path;
+  inputs.generated_by = "stepscope test";
+  auto rules = report::LoadOrEvaluateRules(input + "/no-rules-here/rules.json", *model, &inputs.rules_source);
+  EXPECT_TRUE(rules.ok());
+  inputs.rules = *rules;
+  return report::BuildReportModel(inputs);
+}
+
+TEST(ReportGoldenTest, SageMakerTestTraces) {
+  CheckGolden("sagemaker_test_traces",
+              SageMakerReport(kFixturesDir + "/sagemaker/test_traces", "fixtures/sagemaker/test_traces"));
+}
+
+TEST(ReportGoldenTest, SageMakerTwoNodesWithGpus) {
+  CheckGolden("sagemaker_two_nodes",
+              SageMakerReport(kRulesGoldenDir + "/two_nodes/input", "tests/golden/rules/two_nodes/input"));
+}
+
+// The small stepscope run: node "vm", TRAIN steps 0-19 (10-29 ms, step 13 slow: 120 ms) from
+// t = 1 s with Forward/Backward/DataLoaderIter inside, EVAL steps 0-1, system samples every
+// 100 ms over 0-4 s (2 cores, total, memory, one GPU), a python window (cProfile, steps 9-10)
+// and an operators window (step 5).
+void WriteTinyRun(const std::string& job) {
+  using analysis::testing::kTestEpochNs;
+  const std::string node = job + "/vm";
+  ASSERT_TRUE(CreateDirectories(node + "/detail").ok());
+  constexpr int64_t kMs = 1'000'000;
+  const std::string extra =
+      R"("job":"tiny","command":["python3","train.py"],"start_time_ns":)" + std::to_string(kTestEpochNs) +
+      R"(,"end_time_ns":)" + std::to_string(kTestEpochNs + 4000 * kMs) +
+      R"(,"exit":{"code":0},"ended":"exited with code 0","hosts":["vm"],)" +
+      R"("capabilities":{"gpu":{"available":true,"gpus":[{"index":0,"name":"Fake GPU"}]},"tick_clock":"tsc"})";
+  ASSERT_TRUE(WriteFileAtomically(node + "/manifest.json", analysis::testing::TestManifest("vm", "exited", extra)).ok());
+  {
+    analysis::testing::TestStream system(node, "system", 100, /*system=*/true);
+    ASSERT_TRUE(system.ok());
+    for (int i = 0; i <= 40; ++i) {
+      const uint64_t t = static_cast<uint64_t>(i) * 100 * kMs;
+      system.Sample(t, "cpu/cpu0/util_pct", 20 + (i * 7) % 60);
+      system.Sample(t, "cpu/cpu1/util_pct", 30 + (i * 11) % 50);
+      system.Sample(t, "cpu/total/util_pct", 25 + ((i * 7) % 60 + (i * 11) % 50) / 2.0);
+      system.Sample(t, "memory/used_pct", 40 + i * 0.25);
+      system.Sample(t, "gpu/gpu0/util_pct", i >= 10 && i < 35 ? 60 + (i % 5) * 8 : 0);
+      system.Sample(t, "gpu/gpu0/memory_used_pct", i >= 10 ? 35 : 1);
+    }
+  }
+  {
+    analysis::testing::TestStream proc(node, "proc-200-abcd", 200, /*system=*/false);
+    ASSERT_TRUE(proc.ok());
+    uint64_t t = 1000 * kMs;
+    for (int step = 0; step < 20; ++step) {
+      const uint64_t duration = (step == 13 ? 120 : 10 + step) * kMs;
+      proc.StepBegin(11, t, store::Phase::kTrain, step);
+      proc.Begin(11, t, "DataLoaderIter");
+      proc.End(11, t + 2 * kMs, "DataLoaderIter");
+      proc.Begin(11, t + 2 * kMs, "Forward");
+      proc.End(11, t + 2 * kMs + duration / 2, "Forward");
+      proc.Begin(11, t + 2 * kMs + duration / 2, "Backward");
+      proc.End(11, t + duration - kMs, "Backward");
+      proc.StepEnd(11, t + duration, store::Phase::kTrain, step);
+      t += duration + 5 * kMs;
+    }
+    for (int step = 0; step < 2; ++step) {
+      proc.StepBegin(11, t, store::Phase::kEval, step);
+      proc.StepEnd(11, t + 8 * kMs, store::Phase::kEval, step);
+      t += 10 * kMs;
+    }
+    proc.Begin(12, 3000 * kMs, "DetailWindowWrite");
+    proc.End(12, 3004 * kMs, "DetailWindowWrite");
+  }
+  const int64_t op_start = kTestEpochNs + 1100 * kMs;
+  const std::string operators =
+      R"({"kind":"operators","pid":200,"window":{"index":0},"steps":[5,5],"step_phase":"TRAIN","complete":true,)"
+      R"("start_ns":)" + std::to_string(op_start) + R"(,"end_ns":)" + std::to_string(op_start + 20 * kMs) +
+      R"(,"events":[{"name":"aten::conv2d","start_ns":)" + std::to_string(op_start + kMs) + R"(,"end_ns":)" +
+      std::to_string(op_start + 4 * kMs) + R"(,"tid":11,"cpu_ns":3000000,"self_cpu_ns":500000},)" +
+      R"({"name":"aten::relu","start_ns":)" + std::to_string(op_start + 5 * kMs) + R"(,"end_ns":)" +
+      std::to_string(op_start + 6 * kMs) + R"(,"tid":11,"cpu_ns":1000000,"self_cpu_ns":1000000}]})";
+  ASSERT_TRUE(analysis::testing::WriteZstdFile(node + "/detail/operators-200-0.json.zst", operators));
+  const std::string python =
+      R"({"kind":"python","pid":200,"window":{"index":1},"steps":[9,10],"step_phase":"TRAIN","complete":true,)"
+      R"("start_ns":)" + std::to_string(kTestEpochNs + 1300 * kMs) + R"(,"end_ns":)" +
+      std::to_string(kTestEpochNs + 1340 * kMs) +
+      R"(,"profiler":"cprofile","timers":["total_time"],"profiles":[)"
+      R"({"step":9,"phase":"TRAIN","timer":"total_time","start_ns":0,"end_ns":20000000,"functions":[)"
+      R"({"name":"forward","file":"train.py","line":42,"calls":1,"self_s":0.004,"cumulative_s":0.012},)"
+      R"({"name":"collate","file":"data.py","line":7,"calls":32,"self_s":0.002,"cumulative_s":0.003}]},)"
+      R"({"step":10,"phase":"TRAIN","timer":"total_time","start_ns":0,"end_ns":21000000,"functions":[)"
+      R"({"name":"forward","file":"train.py","line":42,"calls":1,"self_s":0.005,"cumulative_s":0.013}]}]})";
+  ASSERT_TRUE(analysis::testing::WriteZstdFile(node + "/detail/python-200-1.json.zst", python));
+}
+
+TEST(ReportGoldenTest, TinyStepscopeRun) {
+  const std::string job = ::testing::TempDir() + "/report-golden-" + std::to_string(getpid()) + "/tiny";
+  WriteTinyRun(job);
+  if (HasFatalFailure()) return;
+  auto document = cli::BuildRunReportModel(job, 0);
+  ASSERT_TRUE(document.ok()) << document.status().message();
+  nlohmann::json normalized = Normalized(*document, job, "<RUN>");
+  normalized["generated_by"] = "stepscope test";
+  // Compressed sizes depend on the zstd build; the rest of the overhead section is exact.
+  if (normalized["overhead"].contains("bytes_on_disk")) normalized["overhead"]["bytes_on_disk"] = "<bytes>";
+  CheckGolden("stepscope_tiny", normalized);
+}
+
+}  // namespace
+}  // namespace stepscope

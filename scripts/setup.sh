@@ -27,7 +27,13 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-torch python3-pybind11 python3-numpy python3-pytest
   clang libclang-rt-14-dev procps
+  chromium
 )
+# The HTML report's front end (web/) is bundled with Node.js at build time. Debian's nodejs
+# and npm only where node/npm are missing: a nodesource nodejs (which ships npm) stays as is.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 
 # dpkg-query names only the packages it knows about; anything not "ii" is missing.
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${packages[@]}" 2>/dev/null |

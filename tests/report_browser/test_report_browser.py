@@ -1,0 +1,170 @@
+"""Every report section and chart shows in a real browser, offline, without errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, REPO
+
+# docs/report-model.md's sections, in the order the page shows them: SageMaker's profiling
+# report first, stepscope's own after.
+REPORT_SECTIONS = [
+    ("job_summary", "Training job summary"),
+    ("system_usage", "System usage statistics"),
+    ("framework", "Framework metrics summary"),
+    ("rules", "Rules summary"),
+    ("steps", "Analyzing the training loop"),
+    ("gpu_utilization", "GPU utilization analysis"),
+    ("workload_balancing", "Workload balancing"),
+    ("data_loading", "Dataloading analysis"),
+    ("batch_size", "Batch size"),
+    ("cpu_bottlenecks", "CPU bottlenecks"),
+    ("io_bottlenecks", "I/O bottlenecks"),
+    ("gpu_memory", "GPU memory"),
+    ("findings", "Findings"),
+    ("step_time_breakdown", "Step time breakdown"),
+    ("python_profile", "Python profile"),
+    ("operators", "Operators"),
+    ("overhead", "Profiler overhead"),
+    ("capabilities", "Capabilities"),
+]
+COMPARE_SECTIONS = [
+    ("runs", "Runs compared"),
+    ("cost", "Cost"),
+    ("steps", "Step durations"),
+    ("phases", "Framework phases"),
+    ("operators", "Operators"),
+    ("utilization", "Utilization"),
+]
+EVIL = '<img src=x onerror="window.__stepscope_xss=1"></script>'
+MAX_HTML_BYTES = 5 * 1024 * 1024
+
+
+def assert_clean(page):
+    assert page["console_errors"] == []
+    assert page["page_errors"] == []
+    assert page["blocked_requests"] == [], "the report must not reach the network"
+
+
+def assert_sections(page, expected):
+    assert [(s["key"], s["title"]) for s in page["sections"]] == expected
+
+
+def assert_charts_drawn(page, minimum):
+    canvases = page["canvases"]
+    assert len(canvases) >= minimum
+    for canvas in canvases:
+        assert canvas["width"] > 0 and canvas["height"] > 0, canvas
+        # Axes and labels alone are a few thousand pixels; every chart here has data.
+        assert canvas["drawn_pixels"] > 2000, f"chart {canvas['label']!r} looks blank: {canvas}"
+
+
+def assert_names_are_text(page):
+    assert page["images"] == 0, "an untrusted name was parsed as HTML"
+    assert page["xss"] is False
+    assert EVIL in page["body_text"]
+
+
+def section(page, key):
+    return next(s for s in page["sections"] if s["key"] == key)
+
+
+def test_one_node_without_gpu(render_html, open_page):
+    html = render_html(os.path.join(FIXTURES, "report_one_node_no_gpu.json"), "one_node_no_gpu")
+    assert os.path.getsize(html) < MAX_HTML_BYTES
+    page = open_page(html, "one_node_no_gpu")
+    assert_clean(page)
+    assert page["title"] == "stepscope report: one-node-no-gpu"
+    assert_sections(page, REPORT_SECTIONS)
+    # The GPU sections say why they are empty, with the document's sentence.
+    for key in ("gpu_utilization", "gpu_memory"):
+        assert section(page, key)["available"] is False
+        assert section(page, key)["why"] == "No GPU was seen on any node: NVML found no driver."
+        assert section(page, key)["canvases"] == 0
+    assert section(page, "workload_balancing")["why"] == "Workload balancing compares GPUs, and no GPU was seen."
+    unavailable = [s["key"] for s in page["sections"] if not s["available"]]
+    assert unavailable == ["gpu_utilization", "workload_balancing", "gpu_memory"]
+    # job phases, 2 timelines, 2 framework charts + CPU operators, 2 x (histogram, series),
+    # the data-loading histogram, the step-time breakdown doughnut.
+    assert [s["canvases"] for s in page["sections"]][:5] == [1, 2, 3, 0, 4]
+    assert_charts_drawn(page, 12)
+    assert_names_are_text(page)
+    # Rules: triggered first, with the count of triggered rules.
+    assert "2 of 11 rules triggered." in page["body_text"]
+    assert page["body_text"].index("DataloaderStarvation") < page["body_text"].index("CPUBottleneck")
+    # Findings show their evidence.
+    assert "node vm · TRAIN · steps 12, 13, 14 · 10 s – 12 s after start" in page["body_text"]
+    assert "Recommendation: Raise DataLoader num_workers to 4." in page["body_text"]
+
+
+def test_many_nodes_with_gpus(render_html, open_page):
+    html = render_html(os.path.join(FIXTURES, "report_many_nodes_gpu.json"), "many_nodes_gpu")
+    page = open_page(html, "many_nodes_gpu")
+    assert_clean(page)
+    assert page["title"] == "stepscope report: many-nodes-" + EVIL
+    assert_sections(page, REPORT_SECTIONS)
+    assert all(s["available"] for s in page["sections"])
+    # Per GPU: a bar chart of all 8 GPUs and one timeline per node.
+    assert section(page, "gpu_utilization")["canvases"] == 3
+    assert section(page, "gpu_memory")["canvases"] == 3
+    labels = [c["label"] for c in page["canvases"]]
+    assert "GPU utilization on node algo-1 (%)" in labels and "GPU utilization on node algo-2 (%)" in labels
+    # Per node: 3 step series (algo-1 TRAIN and EVAL, algo-2 TRAIN), each histogram + series.
+    assert section(page, "steps")["canvases"] == 6
+    # Downsampled series carry the note under their chart.
+    assert section(page, "gpu_utilization")["notes"] == [
+        "Downsampled: 120 of 9,000 points shown (at most 2,000 points a series), keeping each interval's minimum and maximum.",
+    ] * 2
+    assert len(section(page, "system_usage")["notes"]) == 1
+    assert_charts_drawn(page, 20)
+    assert_names_are_text(page)
+
+
+def test_compare(render_html, open_page):
+    html = render_html(os.path.join(FIXTURES, "compare.json"), "compare")
+    page = open_page(html, "compare")
+    assert_clean(page)
+    assert page["title"] == "stepscope compare: baseline vs " + EVIL
+    assert_sections(page, COMPARE_SECTIONS)
+    assert section(page, "operators")["available"] is False
+    assert section(page, "operators")["why"].startswith("Neither run recorded operators")
+    assert "Run B was cheaper by $5.09 (82.6%)." in page["body_text"]
+    assert [s["canvases"] for s in page["sections"]] == [0, 1, 2, 1, 0, 1]
+    assert_charts_drawn(page, 5)
+    assert_names_are_text(page)
+
+
+def _has_report_command(cli):
+    finished = subprocess.run([cli, "report", "--help"], capture_output=True, text=True, timeout=30)
+    return finished.returncode == 0
+
+
+def test_real_run(cli, out_dir, open_page, tmp_path):
+    """A short real PyTorch run under `stepscope run`, then `stepscope report`."""
+    pytest.importorskip("torch", reason="the example needs Debian's python3-torch")
+    if not _has_report_command(cli):
+        pytest.skip("`stepscope report` is not built yet; the fixtures above cover the page")
+    runs = tmp_path / "runs"
+    finished = subprocess.run(
+        [cli, "run", "--out", str(runs), "--job", "browser", "--node", "n1", "--",
+         sys.executable, os.path.join(REPO, "examples", "pytorch", "plain_loop.py"), "--epochs", "2"],
+        capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    html = os.path.join(out_dir, "real_run.html")
+    finished = subprocess.run([cli, "report", str(runs / "browser"), "-o", html],
+                              capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    assert os.path.getsize(html) < MAX_HTML_BYTES
+    page = open_page(html, "real_run")
+    assert_clean(page)
+    assert page["title"] == "stepscope report: browser"
+    assert_sections(page, REPORT_SECTIONS)
+    # No GPU on this machine: the GPU sections say why; the training loop has charts.
+    assert section(page, "gpu_utilization")["available"] is False
+    assert section(page, "gpu_utilization")["why"]
+    assert section(page, "steps")["available"] is True
+    assert section(page, "steps")["canvases"] >= 2
+    assert_charts_drawn(page, 3)

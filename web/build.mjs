@@ -1,0 +1,56 @@
+// Builds the report front end: type-checks with tsc (strict, --noEmit), then bundles
+// src/main.ts into one minified IIFE (report.js) and src/report.css into report.css with
+// esbuild. src/report/html.cmake runs it at build time; `npm run build` runs it by hand.
+//
+//   node build.mjs --out DIR [--no-typecheck]
+
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const outIndex = args.indexOf("--out");
+if (outIndex < 0 || !args[outIndex + 1]) {
+  console.error("build.mjs: usage: node build.mjs --out DIR [--no-typecheck]");
+  process.exit(2);
+}
+const outDir = resolve(args[outIndex + 1]);
+mkdirSync(outDir, { recursive: true });
+
+if (!args.includes("--no-typecheck")) {
+  const tsc = join(here, "node_modules", "typescript", "bin", "tsc");
+  const result = spawnSync(process.execPath, [tsc, "--noEmit", "-p", join(here, "tsconfig.json")], { stdio: "inherit" });
+  if (result.status !== 0) {
+    console.error("build.mjs: web/ does not type-check (tsc errors above)");
+    process.exit(1);
+  }
+}
+
+// charset "ascii" (escapes for everything else) lets embed_assets.cmake cut the text anywhere.
+const common = { bundle: true, minify: true, logLevel: "warning", legalComments: "eof", charset: "ascii" };
+await esbuild.build({
+  ...common,
+  entryPoints: [join(here, "src", "main.ts")],
+  outfile: join(outDir, "report.js"),
+  format: "iife",
+  target: ["es2020"],
+  platform: "browser",
+});
+await esbuild.build({ ...common, entryPoints: [join(here, "src", "report.css")], outfile: join(outDir, "report.css") });
+
+// The bundle is inlined into <script> and <style> elements: a closing tag inside would end
+// them early. esbuild escapes "</script" in strings; check rather than trust.
+for (const [file, tag] of [["report.js", "</script"], ["report.css", "</style"]]) {
+  const text = readFileSync(join(outDir, file), "latin1");
+  if (text.toLowerCase().includes(tag)) {
+    console.error(`build.mjs: ${join(outDir, file)} contains "${tag}", which would end the inlined element early`);
+    process.exit(1);
+  }
+  if (/[^\x00-\x7f]/.test(text)) {
+    console.error(`build.mjs: ${join(outDir, file)} is not ASCII (esbuild's charset option changed?)`);
+    process.exit(1);
+  }
+}

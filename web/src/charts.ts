@@ -1,0 +1,197 @@
+// Chart helpers over Chart.js. Only the controllers and elements the report uses are
+// registered, so the bundle stays small (the HTML budget is 5 MB with the data). Animations are
+// off: the report is read, printed and screenshotted, and a chart must be complete at once.
+
+import {
+  ArcElement,
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  type ChartConfiguration,
+  type ChartDataset,
+  DoughnutController,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  ScatterController,
+  Title,
+  Tooltip,
+} from "chart.js";
+
+import { el, formatBytes, formatNumber, isNumber, para } from "./dom";
+
+Chart.register(
+  ArcElement, BarController, BarElement, CategoryScale, DoughnutController, Legend, LinearScale,
+  LineController, LineElement, PointElement, ScatterController, Title, Tooltip,
+);
+Chart.defaults.animation = false;
+Chart.defaults.responsive = true;
+Chart.defaults.maintainAspectRatio = false;
+Chart.defaults.font.family = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+Chart.defaults.color = "#333";
+
+const kPalette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+
+export function color(index: number): string {
+  return kPalette[index % kPalette.length] ?? "#1f77b4";
+}
+
+// Every chart sits in a fixed-height box: Chart.js sizes the canvas to its parent.
+function mount(container: HTMLElement, config: ChartConfiguration, label: string, tall = false): Chart {
+  const canvas = el("canvas", { attrs: { role: "img", "aria-label": label } });
+  const box = el("div", { cls: tall ? "chart tall" : "chart" }, canvas);
+  container.append(box);
+  return new Chart(canvas, config);
+}
+
+export interface XYSeries {
+  label: string;
+  x: number[];
+  y: number[];
+  points?: boolean;
+}
+
+function toPoints(x: number[], y: number[]): { x: number; y: number }[] {
+  const n = Math.min(x.length, y.length);
+  const points: { x: number; y: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    const xi = x[i];
+    const yi = y[i];
+    if (isNumber(xi) && isNumber(yi)) points.push({ x: xi, y: yi });
+  }
+  return points;
+}
+
+export function lineChart(container: HTMLElement, options: { title: string; xLabel: string; yLabel: string; series: XYSeries[]; yMax?: number }): Chart {
+  const datasets: ChartDataset<"line", { x: number; y: number }[]>[] = options.series.map((s, i) => ({
+    label: s.label,
+    data: toPoints(s.x, s.y),
+    borderColor: color(i),
+    backgroundColor: color(i),
+    borderWidth: 1.5,
+    pointRadius: s.points ? 3 : 0,
+    showLine: !s.points,
+  }));
+  const config: ChartConfiguration<"line", { x: number; y: number }[]> = {
+    type: "line",
+    data: { datasets },
+    options: {
+      parsing: false,
+      normalized: true,
+      interaction: { mode: "nearest", intersect: false },
+      plugins: {
+        title: { display: true, text: options.title },
+        legend: { display: options.series.length > 1 },
+        tooltip: { callbacks: { label: (item) => `${item.dataset.label ?? ""}: ${formatNumber(item.parsed.y)}` } },
+      },
+      scales: {
+        x: { type: "linear", title: { display: true, text: options.xLabel } },
+        y: {
+          type: "linear", beginAtZero: true, title: { display: true, text: options.yLabel },
+          ...(options.yMax !== undefined ? { suggestedMax: options.yMax } : {}),
+          // Rates read better as KiB/s, MiB/s than as 30,000,000.
+          ...(options.yLabel === "bytes/s" ? { ticks: { callback: (value: string | number) => `${formatBytes(Number(value))}/s` } } : {}),
+        },
+      },
+    },
+  };
+  return mount(container, config as ChartConfiguration, options.title);
+}
+
+export function barChart(
+  container: HTMLElement,
+  options: { title: string; labels: string[]; series: { label: string; values: number[] }[]; yLabel: string; horizontal?: boolean; stacked?: boolean },
+): Chart {
+  const tall = options.horizontal === true && options.labels.length > 8;
+  const config: ChartConfiguration<"bar", number[], string> = {
+    type: "bar",
+    data: {
+      labels: options.labels.map((l) => (l.length > 48 ? `${l.slice(0, 45)}…` : l)),
+      datasets: options.series.map((s, i) => ({ label: s.label, data: s.values, backgroundColor: color(i) })),
+    },
+    options: {
+      indexAxis: options.horizontal ? "y" : "x",
+      plugins: {
+        title: { display: true, text: options.title },
+        legend: { display: options.series.length > 1 },
+        tooltip: {
+          callbacks: {
+            title: (items) => options.labels[items[0]?.dataIndex ?? 0] ?? "",
+            label: (item) => `${item.dataset.label ?? ""}: ${formatNumber(item.raw)}`,
+          },
+        },
+      },
+      scales: {
+        x: { stacked: options.stacked === true, ...(options.horizontal ? { title: { display: true, text: options.yLabel }, beginAtZero: true } : {}) },
+        y: { stacked: options.stacked === true, ...(options.horizontal ? {} : { title: { display: true, text: options.yLabel }, beginAtZero: true }) },
+      },
+    },
+  };
+  return mount(container, config as ChartConfiguration, options.title, tall);
+}
+
+export function pieChart(container: HTMLElement, options: { title: string; labels: string[]; values: number[] }): Chart {
+  const config: ChartConfiguration<"doughnut", number[], string> = {
+    type: "doughnut",
+    data: {
+      labels: options.labels,
+      datasets: [{ data: options.values, backgroundColor: options.labels.map((_, i) => color(i)) }],
+    },
+    options: {
+      plugins: {
+        title: { display: true, text: options.title },
+        legend: { position: "right" },
+        tooltip: {
+          callbacks: {
+            label: (item) => {
+              const total = options.values.reduce((a, b) => a + (isNumber(b) ? b : 0), 0);
+              const value = isNumber(item.raw) ? item.raw : 0;
+              return `${item.label}: ${formatNumber(value)} (${total > 0 ? formatNumber((100 * value) / total) : "0"}%)`;
+            },
+          },
+        },
+      },
+    },
+  };
+  return mount(container, config as ChartConfiguration, options.title);
+}
+
+// A histogram from N+1 bin edges and N counts, drawn as touching bars labelled by bin start.
+export function histogramChart(container: HTMLElement, options: { title: string; edges: number[]; counts: number[]; xLabel: string; series?: { label: string; counts: number[] }[] }): Chart | null {
+  const bins = Math.min(options.edges.length - 1, options.counts.length);
+  if (bins <= 0) {
+    container.append(para("No histogram: the document has no bins.", "note"));
+    return null;
+  }
+  const labels: string[] = [];
+  for (let i = 0; i < bins; i++) labels.push(`${formatNumber(options.edges[i])}–${formatNumber(options.edges[i + 1])}`);
+  const series = options.series ?? [{ label: "count", counts: options.counts }];
+  const config: ChartConfiguration<"bar", number[], string> = {
+    type: "bar",
+    data: {
+      labels,
+      datasets: series.map((s, i) => ({ label: s.label, data: s.counts.slice(0, bins), backgroundColor: color(i), barPercentage: 1, categoryPercentage: 1 })),
+    },
+    options: {
+      plugins: { title: { display: true, text: options.title }, legend: { display: series.length > 1 } },
+      scales: {
+        x: { title: { display: true, text: options.xLabel }, ticks: { maxRotation: 0, autoSkip: true } },
+        y: { beginAtZero: true, title: { display: true, text: "count" } },
+      },
+    },
+  };
+  return mount(container, config as ChartConfiguration, options.title);
+}
+
+// The sentence under a chart whose series the model builder downsampled.
+export function downsampleNote(container: HTMLElement, series: { downsampled?: boolean; original_points?: number; points: number }[], limit: number | undefined): void {
+  const reduced = series.filter((s) => s.downsampled === true);
+  if (reduced.length === 0) return;
+  const original = reduced.reduce((sum, s) => sum + (isNumber(s.original_points) ? s.original_points : 0), 0);
+  const shown = reduced.reduce((sum, s) => sum + s.points, 0);
+  const cap = isNumber(limit) ? ` (at most ${formatNumber(limit)} points a series)` : "";
+  container.append(para(`Downsampled: ${formatNumber(shown)} of ${formatNumber(original)} points shown${cap}, keeping each interval's minimum and maximum.`, "note downsampled"));
+}

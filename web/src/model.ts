@@ -1,0 +1,268 @@
+// Types of the report-model document (docs/report-model.md, schema "stepscope.report",
+// version 1). Everything is optional on purpose: the document comes from a file the user may
+// have edited or from an older stepscope, and a missing key must show as "not available",
+// never as a script error.
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export interface Availability {
+  available?: boolean;
+  why?: string;
+}
+
+export interface Series {
+  t_s?: number[];
+  values?: number[];
+  downsampled?: boolean;
+  original_points?: number;
+}
+
+export interface RunFacts {
+  job?: string;
+  path?: string;
+  source?: string;
+  command?: string[];
+  start_ns?: number;
+  end_ns?: number;
+  duration_s?: number;
+  ended?: { code?: number | null; description?: string };
+  nodes?: string[];
+  instance_type?: string | null;
+  instance_count?: number | null;
+  dropped_events?: number;
+  problems?: string[];
+}
+
+export interface Phase {
+  name?: string;
+  start_ns?: number;
+  end_ns?: number;
+  duration_s?: number;
+  share?: number;
+}
+
+export interface JobSummary extends Availability {
+  start_ns?: number;
+  end_ns?: number;
+  phases?: Phase[];
+}
+
+export interface UsageMetric {
+  metric?: string;
+  unit?: string;
+  max?: number;
+  p99?: number;
+  p95?: number;
+  p50?: number;
+  min?: number;
+}
+
+export interface TimelineSeries extends Series {
+  node?: string;
+  metric?: string;
+  label?: string;
+  unit?: string;
+}
+
+export interface SystemUsage extends Availability {
+  nodes?: { node?: string; metrics?: UsageMetric[]; sentences?: string[] }[];
+  timeline?: TimelineSeries[];
+}
+
+export interface OperatorShare {
+  name?: string;
+  total_ms?: number;
+  share?: number;
+  calls?: number;
+}
+
+export interface Framework extends Availability {
+  phases?: Record<string, number>;
+  general?: Record<string, number>;
+  cpu_operators?: OperatorShare[];
+  gpu_operators?: OperatorShare[];
+}
+
+export interface RuleRow {
+  rule?: string;
+  description?: string;
+  recommendation?: string;
+  triggered?: number;
+  violations?: number;
+  datapoints?: number;
+  reporting?: boolean;
+  parameters?: Record<string, Json>;
+  last_trigger_ns?: number;
+  details?: Json;
+}
+
+export interface TopActivity {
+  kind?: string;
+  name?: string;
+  share?: number;
+  total_ns?: number;
+}
+
+export interface Evidence {
+  node?: string;
+  start_ns?: number;
+  end_ns?: number;
+  steps?: number[];
+  step_phase?: string;
+  what?: string;
+  top_activity?: TopActivity[];
+}
+
+export interface Finding {
+  id?: string;
+  rule?: string;
+  severity?: string;
+  title?: string;
+  recommendation?: string;
+  estimated_saving?: number | null;
+  evidence?: Evidence[];
+}
+
+export interface Histogram {
+  bin_edges_ms?: number[];
+  counts?: number[];
+}
+
+export interface StepStats {
+  node?: string;
+  phase?: string;
+  count?: number;
+  mean_ms?: number;
+  std_ms?: number;
+  min_ms?: number;
+  p50_ms?: number;
+  p95_ms?: number;
+  p99_ms?: number;
+  max_ms?: number;
+  outliers?: number[];
+  histogram?: Histogram;
+  series?: { step?: number[]; duration_ms?: number[]; downsampled?: boolean; original_points?: number };
+}
+
+export interface Steps extends Availability {
+  nodes?: StepStats[];
+}
+
+export interface GpuStats {
+  node?: string;
+  gpu?: number;
+  min?: number;
+  p5?: number;
+  p25?: number;
+  p50?: number;
+  p75?: number;
+  p95?: number;
+  max?: number;
+  series?: Series;
+}
+
+export interface GpuSection extends Availability {
+  gpus?: GpuStats[];
+}
+
+export interface DetailsSection extends Availability {
+  details?: Json;
+}
+
+export interface DataLoading extends Availability {
+  dataloader?: Json;
+  starvation?: Json;
+}
+
+export interface PythonProfile extends Availability {
+  functions?: { function?: string; file?: string; line?: number; calls?: number; self_s?: number; cumulative_s?: number }[];
+  windows?: { node?: string; pid?: number; steps?: number[] }[];
+}
+
+export interface OperatorsSection extends Availability {
+  windows?: {
+    node?: string;
+    pid?: number;
+    steps?: number[];
+    operators?: { name?: string; calls?: number; cpu_total_us?: number; self_cpu_us?: number; device_total_us?: number }[];
+  }[];
+}
+
+export interface Overhead extends Availability {
+  dropped_events?: number;
+  bytes_on_disk?: Record<string, number>;
+  spans?: { name?: string; count?: number; total_ms?: number }[];
+  sampler_cpu_pct?: number | null;
+}
+
+export interface Capabilities extends Availability {
+  nodes?: { node?: string; capabilities?: Json }[];
+}
+
+export interface ReportDocument {
+  schema?: string;
+  version?: number;
+  kind?: "report";
+  generated_by?: string;
+  generated_at_ns?: number;
+  limits?: { max_points_per_series?: number };
+  run?: RunFacts;
+  job_summary?: JobSummary;
+  system_usage?: SystemUsage;
+  framework?: Framework;
+  rules?: RuleRow[];
+  findings?: Finding[];
+  steps?: Steps;
+  gpu_utilization?: GpuSection;
+  gpu_memory?: GpuSection;
+  workload_balancing?: DetailsSection;
+  data_loading?: DataLoading;
+  batch_size?: DetailsSection;
+  cpu_bottlenecks?: DetailsSection;
+  io_bottlenecks?: DetailsSection;
+  step_time_breakdown?: DetailsSection;
+  python_profile?: PythonProfile;
+  operators?: OperatorsSection;
+  overhead?: Overhead;
+  capabilities?: Capabilities;
+}
+
+export interface CompareRun {
+  label?: string;
+  job?: string;
+  path?: string;
+  duration_s?: number;
+  instance_type?: string | null;
+  instance_count?: number | null;
+  price_per_hour?: number | null;
+  cost?: number | null;
+}
+
+export interface ComparePhaseSide {
+  count?: number;
+  mean_ms?: number;
+  p50_ms?: number;
+  p95_ms?: number;
+  histogram?: Histogram;
+}
+
+export interface CompareDocument {
+  schema?: string;
+  version?: number;
+  kind: "compare";
+  generated_by?: string;
+  runs?: CompareRun[];
+  cost?: Availability & { saving?: number; saving_share?: number; cheaper?: string };
+  steps?: Availability & {
+    phases?: {
+      phase?: string;
+      a?: ComparePhaseSide;
+      b?: ComparePhaseSide;
+      delta_p50_share?: number;
+      test?: { name?: string; u?: number; p_value?: number; significant?: boolean };
+    }[];
+  };
+  phases?: Availability & { rows?: { name?: string; a_ms?: number; b_ms?: number; delta_share?: number }[] };
+  operators?: Availability & { rows?: { name?: string; a_ms?: number; b_ms?: number; delta_share?: number }[] };
+  utilization?: Availability & { rows?: { metric?: string; a_p95?: number; b_p95?: number }[] };
+}

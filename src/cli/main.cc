@@ -7,12 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "cli/compare_command.h"
 #include "cli/ctl_command.h"
 #include "cli/detail_summary.h"
+#include "cli/report_command.h"
+#include "cli/export_command.h"
 #include "cli/import_command.h"
 #include "cli/run_command.h"
 #include "cli/run_info.h"
 #include "cli/rules_command.h"
+#include "cli/summary_command.h"
 
 namespace {
 
@@ -33,7 +37,7 @@ std::string OneLine(std::string text) {
 int FindRunCommandStart(int argc, char** argv) {
   static const std::vector<std::string> kValueOptions = {"--out", "--job", "--node", "--interval", "--config",
                                                          "--detailed-steps", "--python-steps", "--dataloader-steps",
-                                                         "--python-profiler", "--rule"};
+                                                         "--python-profiler", "--rule", "--instance", "--count"};
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") return i;
@@ -101,6 +105,34 @@ int main(int argc, char** argv) {
 
   // Commands over the analysis core (import, rules, ...) register here, each in its own file.
   // [analysis commands: registration]
+  stepscope::cli::ReportOptions report_options;
+  CLI::App* report_app = app.add_subcommand(
+      "report", "Write a run's report: one self-contained HTML file (default <RUN>/report.html), or its JSON model.");
+  report_app->add_option("RUN", report_options.run, "Run directory (<out>/<job>), an imported run, or one node directory")
+      ->required();
+  report_app->add_option("-o,--out", report_options.out, "Output file (default <RUN>/report.html; stdout with --json)");
+  report_app->add_flag("--json", report_options.json, "Write the report model (docs/report-model.md) instead of HTML");
+  stepscope::cli::ExportInvocation export_invocation;
+  CLI::App* export_app = app.add_subcommand(
+      "export", "Write a run as a Chrome trace (Perfetto UI), a SQLite database or CSV tables (docs/exports.md).");
+  export_app->footer("Example: stepscope export stepscope-runs/train-20261121T101500Z --format sqlite -o train.sqlite");
+  export_app->add_option("RUN", export_invocation.run, "Run directory (<out>/<job>), an imported run, or one node directory")
+      ->required();
+  export_app->add_option("--format", export_invocation.format, "chrome, sqlite or csv")
+      ->required()->check(CLI::IsMember({"chrome", "sqlite", "csv"}));
+  export_app->add_option("-o,--out", export_invocation.out,
+                         "Output file (chrome, sqlite) or directory (csv); default <RUN>/export/<job>.trace.json, "
+                         "<job>.sqlite or csv/");
+  std::string run_instance, run_instance_count;
+  run_app->add_option("--instance", run_instance, "Instance type the job runs on, e.g. p3.2xlarge (for compare's cost)");
+  run_app->add_option("--count", run_instance_count, "How many instances the job runs on (for compare's cost)");
+  stepscope::cli::CompareInvocation compare_invocation;
+  CLI::App* compare_app = stepscope::cli::AddCompareCommand(app, compare_invocation);
+  std::string summary_run;
+  CLI::App* summary_app = app.add_subcommand(
+      "summary", "Print a run's summary: job timing, step times per node and phase, top findings, overhead.");
+  summary_app->add_option("RUN", summary_run, "Run directory (<out>/<job>), an imported run, or one node directory")
+      ->required();
   stepscope::cli::RulesInvocation rules_invocation;
   CLI::App* rules_app = app.add_subcommand(
       "rules", "Evaluate the rules (SageMaker's set and stepscope's own) over a run; writes <RUN>/rules/ and "
@@ -169,6 +201,12 @@ int main(int argc, char** argv) {
   }
 
   // [analysis commands: dispatch]
+  if (report_app->parsed()) return stepscope::cli::ReportCommand(report_options);
+  if (export_app->parsed()) return stepscope::cli::ExportCommand(export_invocation);
+  if (compare_app->parsed()) return stepscope::cli::CompareCommand(compare_invocation);
+  if (summary_app->parsed()) return stepscope::cli::SummaryCommand(summary_run);
+  if (!run_instance.empty()) run.flag_values.emplace_back("instance", run_instance);
+  if (!run_instance_count.empty()) run.flag_values.emplace_back("instance_count", run_instance_count);
   if (rules_app->parsed()) return stepscope::cli::RulesCommand(rules_invocation);
   for (const std::string& rule : run_rules) run.flag_values.emplace_back("rules", rule);
   if (import_sagemaker_app->parsed()) return stepscope::cli::ImportCommand(import_sagemaker);

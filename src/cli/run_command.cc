@@ -12,6 +12,8 @@
 #include "cli/child_process.h"
 #include "cli/control_watcher.h"
 #include "cli/online_rules.h"
+#include "cli/report_command.h"
+#include "cli/summary_command.h"
 #include "cli/python_startup.h"
 #include "cli/run_manifest.h"
 #include "cli/system_stream_sink.h"
@@ -251,6 +253,13 @@ int RunCommand(RunInvocation invocation) {
   if (Status status = WriteManifest(node_dir, manifest); !status.ok()) PrintError(status.message());
   // Last, on the final data: the files then equal `stepscope rules <job>`.
   if (online_rules) online_rules->Finish();
+  // Then the report and the terminal summary, from the finished run. Neither changes the job's
+  // exit code: a report that cannot be written says how to retry.
+  std::string report_path;
+  if (Status report = WriteRunReport(run_dir, &report_path); !report.ok()) {
+    PrintError("the report was not written: " + report.message() + "; retry with `stepscope report " + run_dir + "`");
+  }
+  PrintRunSummary(run_dir, stderr);
 
   std::fprintf(stderr, "stepscope: job %s after %.1f s; %llu system samples; run directory %s\n",
                exit.Describe().c_str(), static_cast<double>(end_realtime_ns - realtime_anchor_ns) / 1e9,

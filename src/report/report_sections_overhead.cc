@@ -11,6 +11,28 @@
 
 namespace stepscope::report {
 
+namespace {
+
+// The system sampler's own CPU time as a share of one core over the job, from each node's
+// manifest (`sampler.cpu_ns`, `duration_s`; docs/formats.md); the highest node's, or null when
+// no node recorded both.
+nlohmann::json SamplerCpuPct(const analysis::Model& model) {
+  double highest_pct = -1;
+  for (const analysis::NodeFacts& node : model.nodes()) {
+    if (node.manifest_json.empty()) continue;
+    const nlohmann::json manifest = nlohmann::json::parse(node.manifest_json, nullptr, /*allow_exceptions=*/false);
+    if (!manifest.is_object()) continue;
+    const double duration_s = store::JsonDouble(manifest, "duration_s", 0);
+    const nlohmann::json sampler = store::JsonObject(manifest, "sampler");
+    const double cpu_ns = store::JsonDouble(sampler, "cpu_ns", -1);
+    if (duration_s <= 0 || cpu_ns < 0) continue;
+    highest_pct = std::max(highest_pct, cpu_ns / (duration_s * 1e9) * 100.0);
+  }
+  return highest_pct < 0 ? nlohmann::json(nullptr) : nlohmann::json(highest_pct);
+}
+
+}  // namespace
+
 nlohmann::json BuildOverhead(const ReportContext& context) {
   const analysis::Model& model = *context.model;
   if (context.imported() || context.run_info == nullptr) {
@@ -47,8 +69,7 @@ nlohmann::json BuildOverhead(const ReportContext& context) {
           {"dropped_events", store::JsonUint(info, "dropped_events", 0)},
           {"bytes_on_disk", store::JsonObject(info, "bytes_on_disk")},
           {"spans", std::move(spans)},
-          // The sampler's own CPU time is not recorded yet (docs/report-model.md keeps the key).
-          {"sampler_cpu_pct", nullptr}};
+          {"sampler_cpu_pct", SamplerCpuPct(model)}};
 }
 
 nlohmann::json BuildCapabilities(const ReportContext& context) {

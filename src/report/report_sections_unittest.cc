@@ -335,5 +335,22 @@ TEST(ReportModelTest, TopLevelShapeAndJobBoundsFromTheRunFacts) {
   }
 }
 
+TEST(OverheadSectionTest, SamplerShareComesFromTheBusiestNodesManifest) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  // 0.2 s of sampler CPU over 100 s is 0.2 % of a core; 0.1 s over 100 s is 0.1 %.
+  builder.AddNode(analysis::NodeFacts{.name = "a", .manifest_json = R"({"duration_s": 100, "sampler": {"cpu_ns": 200000000}})"});
+  builder.AddNode(analysis::NodeFacts{.name = "b", .manifest_json = R"({"duration_s": 100, "sampler": {"cpu_ns": 100000000}})"});
+  builder.AddNode(analysis::NodeFacts{.name = "c", .manifest_json = R"({"sampler": {"cpu_ns": 900000000}})"});  // no duration
+  Fixture f{std::move(builder).Finish()};
+  f.run_info = nlohmann::json::parse(R"({"dropped_events": 3, "bytes_on_disk": {"total": 10}})");
+  const nlohmann::json section = BuildOverhead(f.Context());
+  EXPECT_EQ(section["dropped_events"], 3);
+  EXPECT_DOUBLE_EQ(section["sampler_cpu_pct"].get<double>(), 0.2);
+
+  Fixture unknown{SmallModel()};
+  unknown.run_info = nlohmann::json::object();
+  EXPECT_TRUE(BuildOverhead(unknown.Context())["sampler_cpu_pct"].is_null());
+}
+
 }  // namespace
 }  // namespace stepscope::report

@@ -69,8 +69,15 @@ export function formatMs(ms: unknown): string {
 
 export function formatSeconds(seconds: unknown): string {
   if (!isNumber(seconds)) return "–";
-  if (seconds >= 3600) return `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`;
-  if (seconds >= 120) return `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+  // Round to the unit shown first, then split: 86,398 s is "24 h 0 min", never "23 h 60 min".
+  if (seconds >= 3600) {
+    const minutes = Math.round(seconds / 60);
+    return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  }
+  if (seconds >= 120) {
+    const whole = Math.round(seconds);
+    return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+  }
   return `${formatNumber(seconds, 3)} s`;
 }
 

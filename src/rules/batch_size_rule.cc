@@ -39,7 +39,7 @@ class BatchSizeRule : public Rule {
   std::string_view name() const override { return "BatchSize"; }
 
   bool Evaluate(const Window& window) override {
-    if (window.model == nullptr) return triggered_ > 0;
+    if (window.model == nullptr) return tally_.triggered > 0;
     utilization_.Append(window);
     memory_.Append(window);
     for (uint32_t node = 0; node < window.model->nodes().size(); ++node) {
@@ -53,7 +53,7 @@ class BatchSizeRule : public Rule {
     const auto window_size = static_cast<size_t>(parameters_.Number("window"));
     const auto patience = static_cast<size_t>(parameters_.Number("patience"));
     for (auto& [node, cpu] : cpu_totals_) {
-      datapoints_ = static_cast<int64_t>(cpu.values.size());
+      tally_.datapoints = static_cast<int64_t>(cpu.values.size());
       if (cpu.values.size() <= window_size || cpu.values.size() <= patience) continue;
       const double cpu_p95 = TailP95(cpu.values, window_size);
       if (!(cpu_p95 < parameters_.Number("cpu_threshold_p95"))) continue;
@@ -70,7 +70,7 @@ class BatchSizeRule : public Rule {
         }
       }
     }
-    return triggered_ > 0;
+    return tally_.triggered > 0;
   }
 
   RuleReport Report() const override {
@@ -83,13 +83,8 @@ class BatchSizeRule : public Rule {
     report.recommendation =
         "Increase the batch size (and scale the learning rate), or move to a smaller instance type. Frameworks "
         "that reserve most GPU memory up front hide the headroom from this rule.";
-    report.triggered = triggered_;
-    report.violations = violations_;
-    report.datapoints = datapoints_;
-    report.last_trigger_ns = last_trigger_ns_;
-    report.details = details_;
     report.parameters = parameters_.ReportString();
-    report.findings = findings_.findings();
+    tally_.FillReport(report);
     return report;
   }
 
@@ -97,14 +92,12 @@ class BatchSizeRule : public Rule {
   void RecordViolation(const Window& window, uint32_t node_index, SeriesValues::Entry& cpu,
                        SeriesValues::Entry& gpu, SeriesValues::Entry& memory, double cpu_p95,
                        double gpu_p95, double memory_p95) {
-    ++triggered_;
-    ++violations_;
-    last_trigger_ns_ = window.start_ns;
+    tally_.Trigger(window.start_ns);
     const std::string& node = window.model->nodes()[node_index].name;
-    details_[node]["cpu"] = BoxJson(SortedValues(cpu));
-    details_[node][gpu.name] = BoxJson(SortedValues(gpu));
-    details_[node][gpu.name + "_memory"] = BoxJson(SortedValues(memory));
-    details_["last_timestamp"] = window.start_ns / 1000;  // the window start in µs, as the reference
+    tally_.details[node]["cpu"] = BoxJson(SortedValues(cpu));
+    tally_.details[node][gpu.name] = BoxJson(SortedValues(gpu));
+    tally_.details[node][gpu.name + "_memory"] = BoxJson(SortedValues(memory));
+    tally_.details["last_timestamp"] = window.start_ns / 1000;  // the window start in µs, as the reference
 
     Finding finding;
     finding.id = "BatchSize/" + node + "/" + gpu.name;
@@ -119,18 +112,13 @@ class BatchSizeRule : public Rule {
     const std::string what = "p95 over the last " + parameters_.Text("window") + " samples: GPU utilization " +
                              FormatNumber(gpu_p95) + " %, GPU memory " + FormatNumber(memory_p95) +
                              " %, CPU total " + FormatNumber(cpu_p95) + " %";
-    findings_.Record(finding, node, window.start_ns, window.end_ns, what);
+    tally_.findings.Record(finding, node, window.start_ns, window.end_ns, what);
   }
 
   SeriesValues utilization_{"GPUUtilization"};
   SeriesValues memory_{"GPUMemoryUtilization"};
   std::map<uint32_t, SeriesValues::Entry> cpu_totals_;  // per node index, RULES.md §0 CPU totals
-  int64_t triggered_ = 0;
-  int64_t violations_ = 0;
-  int64_t datapoints_ = 0;
-  int64_t last_trigger_ns_ = -1;
-  nlohmann::json details_ = nlohmann::json::object();
-  FindingLog findings_;
+  SystemRuleTally tally_;
 };
 
 }  // namespace

@@ -26,7 +26,7 @@ class GPUMemoryIncreaseRule : public Rule {
   std::string_view name() const override { return "GPUMemoryIncrease"; }
 
   bool Evaluate(const Window& window) override {
-    if (window.model == nullptr) return triggered_ > 0;
+    if (window.model == nullptr) return tally_.triggered > 0;
     const analysis::Model& model = *window.model;
     struct SampleRef {
       int64_t time_ns;
@@ -52,7 +52,7 @@ class GPUMemoryIncreaseRule : public Rule {
       SeriesValues::Entry& entry = values_[{series.node, gpu}];
       std::vector<double>& values = entry.values;
       values.push_back(series.value[ref.sample]);
-      datapoints_ = static_cast<int64_t>(values.size());
+      tally_.datapoints = static_cast<int64_t>(values.size());
       if (values.size() <= 2 * window_size) continue;
       // **Fixed**: the reference compares with values[-window-1:-2], a window shifted by one and
       // one value short; stepscope compares with the `window` values just before the last ones.
@@ -60,14 +60,12 @@ class GPUMemoryIncreaseRule : public Rule {
       const double diff = analysis::Mean(all.last(window_size)) -
                           analysis::Mean(all.subspan(all.size() - 2 * window_size, window_size));
       if (!(diff > increase) || values.size() <= patience) continue;
-      ++triggered_;
-      ++violations_;
-      last_trigger_ns_ = window.start_ns;
+      tally_.Trigger(window.start_ns);
       const analysis::BoxStats stats = SortedBoxStats(SortedValues(entry));
-      details_[node][gpu] = {{"increase", diff}, {"gpu_max", stats.max}, {"p05", stats.p05},
+      tally_.details[node][gpu] = {{"increase", diff}, {"gpu_max", stats.max}, {"p05", stats.p05},
                              {"p25", stats.p25}, {"p50", stats.p50},     {"p75", stats.p75},
                              {"p95", stats.p95}, {"upper", stats.upper}, {"lower", stats.lower}};
-      details_["last_timestamp"] = window.start_ns / 1000;  // the window start in µs, as the reference
+      tally_.details["last_timestamp"] = window.start_ns / 1000;  // the window start in µs, as the reference
 
       Finding finding;
       finding.id = "GPUMemoryIncrease/" + node + "/" + gpu;
@@ -80,12 +78,12 @@ class GPUMemoryIncreaseRule : public Rule {
           "Memory that grows during training usually means tensors kept alive across steps (losses or outputs "
           "accumulated with their graph, growing caches); left alone it ends in an out-of-memory error.";
       finding.next_step = "Detach or .item() values kept for logging, and check for lists that grow every step.";
-      findings_.Record(finding, node, window.start_ns, window.end_ns,
+      tally_.findings.Record(finding, node, window.start_ns, window.end_ns,
                        "mean GPU memory of the last " + std::to_string(window_size) + " samples of " + gpu + " " +
                            FormatNumber(diff) + " points above the " + std::to_string(window_size) +
                            " before them (max " + FormatNumber(stats.max) + " %)");
     }
-    return triggered_ > 0;
+    return tally_.triggered > 0;
   }
 
   RuleReport Report() const override {
@@ -98,24 +96,14 @@ class GPUMemoryIncreaseRule : public Rule {
     report.recommendation =
         "Growing GPU memory points to tensors kept across steps or growing caches; fix it before it becomes an "
         "out-of-memory failure. If growth is expected (e.g. a curriculum of longer sequences), raise increase.";
-    report.triggered = triggered_;
-    report.violations = violations_;
-    report.datapoints = datapoints_;
-    report.last_trigger_ns = last_trigger_ns_;
-    report.details = details_;
     report.parameters = parameters_.ReportString();
-    report.findings = findings_.findings();
+    tally_.FillReport(report);
     return report;
   }
 
  private:
   std::map<std::pair<uint32_t, std::string>, SeriesValues::Entry> values_;  // (node, gpu) -> memory %
-  int64_t triggered_ = 0;
-  int64_t violations_ = 0;
-  int64_t datapoints_ = 0;
-  int64_t last_trigger_ns_ = -1;
-  nlohmann::json details_ = nlohmann::json::object();
-  FindingLog findings_;
+  SystemRuleTally tally_;
 };
 
 }  // namespace

@@ -46,7 +46,7 @@ class LoadBalancingRule : public Rule {
   std::string_view name() const override { return "LoadBalancing"; }
 
   bool Evaluate(const Window& window) override {
-    if (window.model == nullptr) return triggered_ > 0;
+    if (window.model == nullptr) return tally_.triggered > 0;
     const analysis::Model& model = *window.model;
     utilization_.Append(window);
     const std::vector<double> edges = UtilizationEdges();
@@ -55,7 +55,7 @@ class LoadBalancingRule : public Rule {
       for (const TimedValue& mean : MeanGpuUtilization(window, node)) means.push_back(mean.value);
       if (!means.empty()) node_histograms_[node].Add(means, edges);
     }
-    for (const SeriesValues::Entry& gpu : utilization_.entries()) datapoints_ = static_cast<int64_t>(gpu.values.size());
+    for (const SeriesValues::Entry& gpu : utilization_.entries()) tally_.datapoints = static_cast<int64_t>(gpu.values.size());
 
     const auto patience = static_cast<size_t>(parameters_.Number("patience"));
     const double threshold = parameters_.Number("threshold");
@@ -75,7 +75,7 @@ class LoadBalancingRule : public Rule {
         const double distance = Distance(*histograms[i], *histograms[j]);
         if (!(distance > threshold)) continue;
         const std::string& node = model.nodes()[gpus[i].node].name;
-        nlohmann::json& entry = details_[node];
+        nlohmann::json& entry = tally_.details[node];
         entry["workloads"][gpus[i].name] = Counts(*histograms[i]);
         entry["workloads"][gpus[j].name] = Counts(*histograms[j]);
         entry["distances"][gpus[i].name][gpus[j].name] = distance;
@@ -94,13 +94,13 @@ class LoadBalancingRule : public Rule {
         if (!(distance > threshold)) continue;
         const std::string& a = model.nodes()[nodes[i].first].name;
         const std::string& b = model.nodes()[nodes[j].first].name;
-        details_["node_workloads"][a] = Counts(*nodes[i].second);
-        details_["node_workloads"][b] = Counts(*nodes[j].second);
-        details_["node_distances"][a][b] = distance;
+        tally_.details["node_workloads"][a] = Counts(*nodes[i].second);
+        tally_.details["node_workloads"][b] = Counts(*nodes[j].second);
+        tally_.details["node_distances"][a][b] = distance;
         RecordViolation(window, a, "nodes-" + a + "-" + b, "the GPUs of nodes " + a + " and " + b, distance);
       }
     }
-    return triggered_ > 0;
+    return tally_.triggered > 0;
   }
 
   RuleReport Report() const override {
@@ -114,22 +114,15 @@ class LoadBalancingRule : public Rule {
         "Uneven GPU load makes the busy GPU set the pace. Check the data-parallel setup (every GPU should get a "
         "process and an equal share of each batch), uneven sharding of the dataset, and work done on one rank "
         "only (logging, evaluation, checkpointing).";
-    report.triggered = triggered_;
-    report.violations = violations_;
-    report.datapoints = datapoints_;
-    report.last_trigger_ns = last_trigger_ns_;
-    report.details = details_;
     report.parameters = parameters_.ReportString();
-    report.findings = findings_.findings();
+    tally_.FillReport(report);
     return report;
   }
 
  private:
   void RecordViolation(const Window& window, const std::string& node, const std::string& subject,
                        const std::string& label, double distance) {
-    ++triggered_;
-    ++violations_;
-    last_trigger_ns_ = window.start_ns;
+    tally_.Trigger(window.start_ns);
     Finding finding;
     finding.id = "LoadBalancing/" + node + "/" + subject;
     finding.rule = "LoadBalancing";
@@ -139,7 +132,7 @@ class LoadBalancingRule : public Rule {
         "Give every GPU the same share of work: one process per GPU with a distributed sampler, equal batch "
         "shares, and no extra work pinned to one device.";
     finding.next_step = "Compare the utilization histograms in Details (workloads) to see which side idles.";
-    findings_.Record(finding, node, window.start_ns, window.end_ns,
+    tally_.findings.Record(finding, node, window.start_ns, window.end_ns,
                      "utilization histograms of " + label + " differ by " + FormatNumber(distance, 3) +
                          " (threshold " + parameters_.Text("threshold") + ")");
   }
@@ -159,12 +152,7 @@ class LoadBalancingRule : public Rule {
   SeriesValues utilization_{"GPUUtilization"};
   std::map<std::pair<uint32_t, std::string>, Counted> gpu_histograms_;  // (node, gpu)
   std::map<uint32_t, Counted> node_histograms_;  // per node index: mean GPU utilization
-  int64_t triggered_ = 0;
-  int64_t violations_ = 0;
-  int64_t datapoints_ = 0;
-  int64_t last_trigger_ns_ = -1;
-  nlohmann::json details_ = nlohmann::json::object();
-  FindingLog findings_;
+  SystemRuleTally tally_;
 };
 
 }  // namespace

@@ -25,14 +25,14 @@ class LowGPUUtilizationRule : public Rule {
   std::string_view name() const override { return "LowGPUUtilization"; }
 
   bool Evaluate(const Window& window) override {
-    if (window.model == nullptr) return triggered_ > 0;
+    if (window.model == nullptr) return tally_.triggered > 0;
     utilization_.Append(window);
     const double threshold_p95 = parameters_.Number("threshold_p95");
     const double threshold_p5 = parameters_.Number("threshold_p5");
     const auto window_size = static_cast<size_t>(parameters_.Number("window"));
     const auto patience = static_cast<size_t>(parameters_.Number("patience"));
     for (SeriesValues::Entry& gpu : utilization_.mutable_entries()) {
-      datapoints_ = static_cast<int64_t>(gpu.values.size());
+      tally_.datapoints = static_cast<int64_t>(gpu.values.size());
       if (gpu.values.size() <= patience) continue;
       const std::span<const double> all(gpu.values);
       const std::span<const double> recent = all.last(std::min(window_size, all.size()));
@@ -44,7 +44,7 @@ class LowGPUUtilizationRule : public Rule {
         RecordViolation(window, gpu, p95, p5, /*fluctuating=*/true);
       }
     }
-    return triggered_ > 0;
+    return tally_.triggered > 0;
   }
 
   RuleReport Report() const override {
@@ -58,29 +58,22 @@ class LowGPUUtilizationRule : public Rule {
         "An under-utilized GPU does little work per step: increase the batch size, or move to a smaller or "
         "single-GPU instance. A fluctuating GPU waits between bursts of work: look for data loading or host "
         "synchronization between steps (CPUBottleneck, Dataloader, step time breakdown).";
-    report.triggered = triggered_;
-    report.violations = violations_;
-    report.datapoints = datapoints_;
-    report.last_trigger_ns = last_trigger_ns_;
-    report.details = details_;
     report.parameters = parameters_.ReportString();
-    report.findings = findings_.findings();
+    tally_.FillReport(report);
     return report;
   }
 
  private:
   void RecordViolation(const Window& window, SeriesValues::Entry& gpu, double p95w, double p5w,
                        bool fluctuating) {
-    ++triggered_;
-    ++violations_;
-    last_trigger_ns_ = window.start_ns;
+    tally_.Trigger(window.start_ns);
     const std::string& node = window.model->nodes()[gpu.node].name;
     const analysis::BoxStats stats = SortedBoxStats(SortedValues(gpu));
-    details_[node][gpu.name] = {{"gpu_max", stats.max}, {"gpu_95", p95w},       {"gpu_5", p5w},
+    tally_.details[node][gpu.name] = {{"gpu_max", stats.max}, {"gpu_95", p95w},       {"gpu_5", p5w},
                                 {"p25", stats.p25},     {"p50", stats.p50},     {"p75", stats.p75},
                                 {"p95", stats.p95},     {"upper", stats.upper}, {"lower", stats.lower}};
     // The reference's last_timestamp: the start of the window being evaluated, in µs.
-    details_["last_timestamp"] = window.start_ns / 1000;
+    tally_.details["last_timestamp"] = window.start_ns / 1000;
 
     const size_t recent = std::min(gpu.values.size(), static_cast<size_t>(parameters_.Number("window")));
     Finding finding;
@@ -108,16 +101,11 @@ class LowGPUUtilizationRule : public Rule {
       what = "p95 GPU utilization " + FormatNumber(p95w) + " % over the last " + std::to_string(recent) +
              " samples of " + gpu.name;
     }
-    findings_.Record(finding, node, window.start_ns, window.end_ns, what);
+    tally_.findings.Record(finding, node, window.start_ns, window.end_ns, what);
   }
 
   SeriesValues utilization_{"GPUUtilization"};
-  int64_t triggered_ = 0;
-  int64_t violations_ = 0;
-  int64_t datapoints_ = 0;
-  int64_t last_trigger_ns_ = -1;
-  nlohmann::json details_ = nlohmann::json::object();
-  FindingLog findings_;
+  SystemRuleTally tally_;
 };
 
 }  // namespace

@@ -106,6 +106,7 @@ Status VisitPadded(std::string_view text, simdjson::padded_string_view padded, s
   //
   // The whole file is one batch; SageMaker writes a file a minute, ~1 MB. Larger files than
   // kMaxFastBytes go line by line rather than hold a batch that large.
+  //
   // Kept per thread: the importer reads thousands of files, and a fresh parser would map (and
   // page-fault) its buffers again for each.
   static thread_local simdjson::dom::parser parser;
@@ -184,11 +185,10 @@ Status VisitSageMakerSystemText(std::string_view text, std::string_view file_nam
 
 Status VisitSageMakerSystemText(const std::string& text, std::string_view file_name,
                                 const SageMakerSystemVisitor& visit, bool* truncated_last_line) {
-  *truncated_last_line = false;
-  if (text.size() > kMaxFastBytes) return VisitLineByLine(text, file_name, visit, truncated_last_line, 0);
-  if (text.capacity() < text.size() + simdjson::SIMDJSON_PADDING) {
+  if (text.size() > kMaxFastBytes || text.capacity() < text.size() + simdjson::SIMDJSON_PADDING) {
     return VisitSageMakerSystemText(std::string_view(text), file_name, visit, truncated_last_line);
   }
+  *truncated_last_line = false;
   // In place: LocalFileSystem::ReadFile leaves the padding simdjson reads past the end.
   return VisitPadded(text, simdjson::padded_string_view(text.data(), text.size(), text.capacity()), file_name, visit,
                      truncated_last_line);

@@ -38,4 +38,9 @@ echo
 stepscope info "$run_dir"
 echo
 echo "Run directory: $run_dir"
+if [ -f "$run_dir/report.html" ]; then
+  echo "Report:        $run_dir/report.html (open it in any browser; it needs no network)"
+else
+  echo "demo: warning: no report was written; try \`stepscope report $run_dir\`" >&2
+fi
 exit "$rc"

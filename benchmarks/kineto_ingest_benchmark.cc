@@ -1,6 +1,6 @@
 // Kineto JSON ingest speed (SPEC §6: "Kineto JSON ingest >= 400 MB/s per core").
 //
-// For each trace (default: every .gz in shared/fixtures/kineto), the bytes are inflated once,
+// For each trace (default: every .gz in tests/fixtures/kineto), the bytes are inflated once,
 // then, --repetitions times each, in this process:
 //   import    KinetoImporter::AddText + Finish on a copy of the decompressed text, made before
 //             the timing: parse, staging, flow linking, model build and sort (the figure the

@@ -1,12 +1,12 @@
 # The Kineto importer's fuzzer (included by fuzz/CMakeLists.txt). Seeds: small traces from
-# shared/fixtures/kineto (decompressed, and one still gzip) and tests/data/kineto;
+# tests/fixtures/kineto (decompressed, and one still gzip) and tests/data/kineto;
 # `ninja kineto_fuzz_seeds` writes them to <build>/fuzz/corpus/kineto. Dictionary:
 # fuzz/kineto.dict. How to run: docs/importers.md, "PyTorch profiler traces".
 add_executable(kineto_importer_fuzzer ${CMAKE_CURRENT_SOURCE_DIR}/kineto_importer_fuzzer.cc)
 target_link_libraries(kineto_importer_fuzzer PRIVATE stepscope::analysis)
 target_link_options(kineto_importer_fuzzer PRIVATE -fsanitize=fuzzer)
 
-set(_kineto_fixtures ${PROJECT_SOURCE_DIR}/../shared/fixtures/kineto)
+set(_kineto_fixtures ${STEPSCOPE_FIXTURES_DIR}/kineto)
 set(_kineto_seed_dir ${CMAKE_CURRENT_BINARY_DIR}/corpus/kineto)
 add_custom_target(kineto_fuzz_seeds
   COMMAND ${CMAKE_COMMAND} -E make_directory ${_kineto_seed_dir}

@@ -15,6 +15,6 @@ stepscope_add_unittest(kineto_importer_unittest
   LIBS stepscope::analysis ZLIB::ZLIB)
 if(TARGET kineto_importer_unittest)
   target_compile_definitions(kineto_importer_unittest PRIVATE
-    STEPSCOPE_FIXTURES_DIR="${PROJECT_SOURCE_DIR}/../shared/fixtures"
+    STEPSCOPE_FIXTURES_DIR="${STEPSCOPE_FIXTURES_DIR}"
     STEPSCOPE_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data")
 endif()

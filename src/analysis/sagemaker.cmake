@@ -1,5 +1,5 @@
 # SageMaker Debugger profiler-output import (shared/FORMATS.md §1): file readers, the importer,
-# and their tests against shared/fixtures/sagemaker.
+# and their tests against tests/fixtures/sagemaker.
 find_package(ZLIB REQUIRED)
 
 target_sources(stepscope_analysis PRIVATE
@@ -19,5 +19,5 @@ stepscope_add_unittest(sagemaker_unittests
   LIBS stepscope::analysis)
 if(TARGET sagemaker_unittests)
   target_compile_definitions(sagemaker_unittests PRIVATE
-    STEPSCOPE_FIXTURES_DIR="${PROJECT_SOURCE_DIR}/../shared/fixtures")
+    STEPSCOPE_FIXTURES_DIR="${STEPSCOPE_FIXTURES_DIR}")
 endif()

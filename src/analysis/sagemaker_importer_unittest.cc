@@ -1,4 +1,4 @@
-// ImportSageMaker on shared/fixtures/sagemaker: what lands in the model.
+// ImportSageMaker on tests/fixtures/sagemaker: what lands in the model.
 #include "analysis/sagemaker_importer.h"
 
 #include <gtest/gtest.h>

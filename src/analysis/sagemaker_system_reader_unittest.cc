@@ -1,4 +1,4 @@
-// Expected results of shared/FORMATS.md §1 on shared/fixtures/sagemaker (system metrics).
+// Expected results of shared/FORMATS.md §1 on tests/fixtures/sagemaker (system metrics).
 #include "analysis/sagemaker_system_reader.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Expected results of shared/FORMATS.md §1 on shared/fixtures/sagemaker (framework traces),
+// Expected results of shared/FORMATS.md §1 on tests/fixtures/sagemaker (framework traces),
 // plus the pairing and error rules on small inline traces.
 #include "analysis/sagemaker_trace_reader.h"
 

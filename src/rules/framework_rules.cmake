@@ -19,5 +19,5 @@ stepscope_add_unittest(framework_rules_unittests
   LIBS stepscope::rules)
 if(TARGET framework_rules_unittests)
   target_compile_definitions(framework_rules_unittests PRIVATE
-    STEPSCOPE_FIXTURES_DIR="${PROJECT_SOURCE_DIR}/../shared/fixtures")
+    STEPSCOPE_FIXTURES_DIR="${STEPSCOPE_FIXTURES_DIR}")
 endif()

@@ -17,5 +17,5 @@ stepscope_add_unittest(system_rules_unittests
   LIBS stepscope::rules)
 if(TARGET system_rules_unittests)
   target_compile_definitions(system_rules_unittests PRIVATE
-    STEPSCOPE_FIXTURES_DIR="${PROJECT_SOURCE_DIR}/../shared/fixtures")
+    STEPSCOPE_FIXTURES_DIR="${STEPSCOPE_FIXTURES_DIR}")
 endif()

@@ -519,7 +519,7 @@ TEST(OverallSystemUsageRuleTest, SeveralNodes) {
 
 
 // ---------------------------------------------------------------------------------------------
-// The SageMaker fixture (shared/fixtures/sagemaker/test_traces/system: 78 samples of one node,
+// The SageMaker fixture (tests/fixtures/sagemaker/test_traces/system: 78 samples of one node,
 // 2 GPUs, 32 cores), imported and driven in the default 60 s windows. Expected values: the
 // reference's OverallSystemUsage and CPUBottleneck counting re-run over the same JSON lines with
 // numpy (time-sorted events, one anchor, round(np.float64, 2)).

@@ -7,14 +7,15 @@ Run by hand (from the repository root, after `ninja -C build stepscope _core`):
 """
 import json
 import os
+import sys
 import shutil
 import subprocess
 
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = os.environ.get("STEPSCOPE_FIXTURES_DIR", os.path.join(REPO, "..", "shared", "fixtures"))
-PYTHON = "/usr/bin/python3"
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
+PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 SKIP_RETURN_CODE = 77
 
 # Steps with nested spans, framework counters and a second thread whose spans overlap the main
@@ -87,8 +88,6 @@ def recorded_run(stepscope, tmp_path_factory):
 def kineto_run(stepscope, tmp_path_factory):
     """An imported PyTorch profiler trace with GPU kernels and launch -> kernel flows."""
     trace = os.path.join(FIXTURES, "kineto", "critical_path_alexnet_trace.json.gz")
-    if not os.path.exists(trace):
-        pytest.skip(f"fixture {trace} missing (set STEPSCOPE_FIXTURES_DIR)")
     out = tmp_path_factory.mktemp("imported")
     result = stepscope("import", "kineto", trace, "--out", out, "--job", "alexnet")
     assert result.returncode == 0, result.stderr

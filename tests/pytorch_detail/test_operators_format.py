@@ -1,5 +1,5 @@
 """The operators window's conversion of profiler events, checked against real Kineto traces
-(shared/fixtures/kineto): Debian's torch has no Kineto and no GPU, so events are rebuilt here the
+(tests/fixtures/kineto): Debian's torch has no Kineto and no GPU, so events are rebuilt here the
 way torch 2.x's profiler hands them over (FunctionEvent: time_range in µs since the trace start,
 kernels attached to the launching runtime call, device events of their own for kernels and
 memory copies, device_time_total), from what those traces recorded."""
@@ -15,9 +15,8 @@ from torch.autograd.profiler_util import Interval, Kernel
 
 from stepscope.torch import _operators
 
-# shared/fixtures sits beside the repository (STEPSCOPE_FIXTURES names it elsewhere).
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = os.environ.get("STEPSCOPE_FIXTURES", os.path.join(os.path.dirname(REPO), "shared", "fixtures"))
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
 SIMPLE_ADD = os.path.join(FIXTURES, "kineto", "critical_path_simple_add_trace.json.gz")
 CPU_ONLY = os.path.join(FIXTURES, "kineto", "cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")
 
@@ -56,8 +55,6 @@ class Profile:
 
 
 def load(path):
-    if not os.path.exists(path):
-        pytest.skip(f"{path} is missing; set STEPSCOPE_FIXTURES to the shared fixtures directory")
     with gzip.open(path) as f:
         return json.load(f)
 

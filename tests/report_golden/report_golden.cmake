@@ -10,6 +10,6 @@ target_link_libraries(report_golden_test PRIVATE stepscope_cli_lib stepscope::re
   PkgConfig::ZSTD GTest::gtest GTest::gtest_main)
 target_compile_definitions(report_golden_test PRIVATE
   STEPSCOPE_REPORT_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}/expected"
-  STEPSCOPE_FIXTURES_DIR="${PROJECT_SOURCE_DIR}/../shared/fixtures"
+  STEPSCOPE_FIXTURES_DIR="${STEPSCOPE_FIXTURES_DIR}"
   STEPSCOPE_RULES_GOLDEN_DIR="${PROJECT_SOURCE_DIR}/tests/golden/rules")
-gtest_discover_tests(report_golden_test DISCOVERY_TIMEOUT 60)
+gtest_discover_tests(report_golden_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS golden)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and installs stepscope (scripts/setup.sh), profiles the bundled example
-# examples/train_cnn.py with `stepscope run`, and prints the run's summary.
+# examples/train_cnn.py with torch 2.x under `stepscope run` (both from the project's virtual
+# environment .venv, as a user who ran `pip install` there would), and prints where the report is.
 #
 # Usage: scripts/demo.sh [STEPSCOPE RUN OPTIONS...] [-- EXAMPLE ARGS...]
 #   e.g. scripts/demo.sh -- --epochs 1
@@ -20,14 +21,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${out:-$PWD/stepscope-runs}
 
 ./scripts/setup.sh
+venv=${STEPSCOPE_VENV:-$PWD/.venv}
 
 # Naming the job ourselves makes the run directory known in advance: <out>/<job>.
 job="demo-$(date -u +%Y%m%dT%H%M%SZ)"
 run_dir="$out/$job"
 echo "demo: profiling examples/train_cnn.py as job $job..." >&2
 rc=0
-stepscope run --out "$out" --job "$job" "${run_opts[@]}" -- \
-  /usr/bin/python3 examples/train_cnn.py "$@" || rc=$?
+"$venv/bin/stepscope" run --out "$out" --job "$job" "${run_opts[@]}" -- \
+  "$venv/bin/python" examples/train_cnn.py "$@" || rc=$?
 if [ ! -d "$run_dir" ]; then
   echo "demo: error: stepscope run (exit code $rc) left no run directory at $run_dir" >&2
   exit $((rc ? rc : 1))
@@ -35,7 +37,7 @@ fi
 [ "$rc" -eq 0 ] || echo "demo: warning: the example exited with code $rc" >&2
 
 echo
-stepscope info "$run_dir"
+"$venv/bin/stepscope" info "$run_dir"
 echo
 echo "Run directory: $run_dir"
 if [ -f "$run_dir/report.html" ]; then

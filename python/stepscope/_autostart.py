@@ -49,6 +49,13 @@ class _TorchImportWatcher(importlib.abc.MetaPathFinder):
 def main():
     if not _core.is_enabled():
         return
+    launcher = os.environ.get("STEPSCOPE_LAUNCHER_VERSION")
+    if launcher:
+        import stepscope
+
+        if launcher != stepscope.__version__:
+            _warn(f"this job imports stepscope {stepscope.__version__} ({os.path.dirname(stepscope.__file__)}) "
+                  f"but was launched by stepscope {launcher}; install one version in both places")
     _core.mark("Lifecycle:ProcessStart")
     if os.environ.get("STEPSCOPE_TORCH", "1") == "0":
         return

@@ -173,8 +173,9 @@ int RunCommand(RunInvocation invocation) {
   std::vector<std::string> child_environment = {"STEPSCOPE_NODE_DIR=" + node_dir, "STEPSCOPE_RUN_DIR=" + run_dir,
                                                 "STEPSCOPE_JOB=" + job, "STEPSCOPE_NODE=" + node,
                                                 "STEPSCOPE_CONFIG=" + config_path,
+                                                std::string("STEPSCOPE_LAUNCHER_VERSION=") + STEPSCOPE_VERSION,
                                                 std::string("STEPSCOPE_TORCH=") + (config.torch ? "1" : "0")};
-  auto python_startup = WritePythonStartup(node_dir);
+  auto python_startup = WritePythonStartup(node_dir, FindOwnPythonPackageParent());
   if (python_startup.ok()) {
     child_environment.push_back("PYTHONPATH=" + ChildPythonPath(*python_startup, std::getenv("PYTHONPATH")));
   } else {

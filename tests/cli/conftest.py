@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,12 @@
 """A Python child of `stepscope run` records with no configuration, across fork, and loses
 nothing when it is killed."""
 import os
+import sys
 import signal
 import subprocess
 import time
 
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 
 ANNOTATED = """
 import stepscope

@@ -1,11 +1,12 @@
 """`stepscope run`: exit codes, signals, the manifest, option errors, and recording in the child."""
 import json
 import os
+import sys
 import signal
 import subprocess
 import time
 
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 
 
 def manifest(run_dir, node):

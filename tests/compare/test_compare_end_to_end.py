@@ -9,12 +9,13 @@ Run by hand (from the repository root, after `ninja -C build stepscope _core`):
 
 import json
 import os
+import sys
 import subprocess
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 STEPS = 30
 
 

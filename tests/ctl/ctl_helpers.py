@@ -1,9 +1,10 @@
 """Helpers shared by the tests of tests/ctl (plain functions; fixtures live in conftest.py)."""
 import json
 import os
+import sys
 import time
 
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 
 
 def read_json(path):

@@ -2,6 +2,7 @@
 Python processes, ended runs, bad values, several nodes."""
 import json
 import os
+import sys
 import time
 
 from ctl_helpers import read_json, wait_for_line, wait_until_running
@@ -86,7 +87,7 @@ def test_ctl_interval_changes_the_sampling_cadence_mid_run(cli, run_stepscope, s
 
 def test_ctl_on_an_ended_run_says_so(run_stepscope, tmp_path):
     result = run_stepscope("run", "--out", str(tmp_path), "--job", "done", "--node", "n", "--",
-                           "/usr/bin/python3", "-c", "pass")
+                           sys.executable, "-c", "pass")
     assert result.returncode == 0, result.stderr
     for run in (tmp_path / "done", tmp_path / "done" / "n"):
         ended = run_stepscope("ctl", str(run), "--interval", "100ms")

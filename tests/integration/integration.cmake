@@ -5,7 +5,7 @@
 # main() and links gtest without gtest_main.
 add_executable(crash_safety_test ${CMAKE_CURRENT_LIST_DIR}/crash_safety_test.cc)
 target_link_libraries(crash_safety_test PRIVATE stepscope::recorder stepscope::store GTest::gtest)
-gtest_discover_tests(crash_safety_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+gtest_discover_tests(crash_safety_test DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600 LABELS integration)
 
 stepscope_add_unittest(corrupt_run_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/corrupt_run_test.cc

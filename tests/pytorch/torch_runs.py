@@ -4,11 +4,12 @@ reading the run back as steps, spans and instants of the job's processes."""
 import collections
 import json
 import os
+import sys
 import subprocess
 
 from stepscope import _core
 
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(REPO, "examples", "pytorch")
 NODE = "n"

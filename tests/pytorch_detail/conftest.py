@@ -10,6 +10,7 @@ Run by hand from the repository root after `ninja -C build stepscope _core`:
 
 import json
 import os
+import sys
 import subprocess
 
 import pytest
@@ -22,7 +23,7 @@ except ImportError:  # pragma: no cover - a machine without python3-torch
 from stepscope import _core
 from stepscope.torch import _detail_store
 
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 NODE = "n"
 

@@ -95,8 +95,9 @@ def test_persistent_workers_serve_every_epoch(persistent):
     per_pid = Counter(s["pid"] for s in batches)
     assert sorted(per_pid.values()) == [BATCHES // WORKERS] * WORKERS  # two workers, both epochs
     facts = persistent.instants("DataLoaderIterInitialize")
-    # torch resets a persistent iterator for the next epoch instead of creating one.
-    assert [e["args"]["persistent_workers"] for e in facts] == [True]
+    # torch resets a persistent iterator for the next epoch instead of creating one; its facts
+    # are recorded every epoch all the same.
+    assert [e["args"]["persistent_workers"] for e in facts] == [True] * EPOCHS
     inside, outside = persistent.spans_by_step()
     for step, names in inside:
         assert names == Counter(DataLoaderIter=1, Forward=1, Backward=1, OptimizerStep=1), step

@@ -2,12 +2,14 @@
 step boundaries), and per-batch spans inside worker processes.
 
 Recorded events (names as the rules expect, shared/RULES.md §0):
-- ``DataLoaderIterInitialize`` (instant) when an iterator starts, with args num_workers,
+- ``DataLoaderIterInitialize`` (instant) when an iteration over a loader starts (every epoch,
+  also when persistent workers keep the iterator), with args num_workers,
   pin_memory, prefetch_factor, batch_size, persistent_workers, drop_last, cores (CPUs this
   process may run on), dataset and sampler class names;
 - ``DataLoaderIter`` (span) around each ``next()`` of the training loop: the data wait;
 - ``DataLoaderWorker`` (span) around each batch a worker process produces, with args
-  worker_id and pid.
+  worker_id and pid (and ``error`` when the dataset raised); a fetch that finds an iterable
+  dataset exhausted produces no batch and no span.
 """
 
 import os
@@ -62,9 +64,6 @@ def _patch_iterator(step_tracker):
 
     def __init__(self, loader, *args, **kwargs):
         original_init(self, loader, *args, **kwargs)
-        if _core.is_enabled():
-            _core.mark("DataLoaderIterInitialize")
-            _core.args(_loader_facts(loader))
         # Dropping the iterator (leaving the loop early) ends its open step.
         weakref.finalize(self, step_tracker.loader_finished, id(self))
 
@@ -88,6 +87,19 @@ def _patch_iterator(step_tracker):
     base.__init__ = __init__
     base.__next__ = __next__
 
+    # The facts at every iteration start: a loader with persistent workers hands out the same
+    # iterator every epoch (reset, not created), and its facts belong to each epoch.
+    original_iter = _dataloader.DataLoader.__iter__
+
+    def __iter__(self):
+        iterator = original_iter(self)
+        if _core.is_enabled():
+            _core.mark("DataLoaderIterInitialize")
+            _core.args(_loader_facts(self))
+        return iterator
+
+    _dataloader.DataLoader.__iter__ = __iter__
+
 
 def _patch_fetcher(fetcher_class):
     original_fetch = fetcher_class.fetch
@@ -96,11 +108,19 @@ def _patch_fetcher(fetcher_class):
         info = torch.utils.data.get_worker_info()
         if info is None:  # the main process: its fetch is inside DataLoaderIter already
             return original_fetch(self, possibly_batched_index)
-        _core.begin("DataLoaderWorker")
-        _core.args({"worker_id": int(info.id), "pid": os.getpid()})
+        # Recorded once the fetch is over: an iterable dataset's worker ends each epoch with a
+        # fetch that finds its stream exhausted (StopIteration), which produced no batch.
+        began = _core.now()
         try:
-            return original_fetch(self, possibly_batched_index)
-        finally:
-            _core.end("DataLoaderWorker")
+            batch = original_fetch(self, possibly_batched_index)
+        except StopIteration:
+            raise
+        except BaseException as error:
+            _core.span_at("DataLoaderWorker", began, _core.now())
+            _core.args({"worker_id": int(info.id), "pid": os.getpid(), "error": type(error).__name__})
+            raise
+        _core.span_at("DataLoaderWorker", began, _core.now())
+        _core.args({"worker_id": int(info.id), "pid": os.getpid()})
+        return batch
 
     fetcher_class.fetch = fetch

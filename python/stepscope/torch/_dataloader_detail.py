@@ -13,8 +13,8 @@ file (``dataloader-<pid>-<window>.json.zst``) and removes them. A loader without
 How workers learn about the window: they are other processes, so the main process keeps a
 signal file ``<node>/detail/dataloader-<main pid>.active`` while the window is open (contents:
 ``{"window", "pid", "start_ns"}``, replaced atomically). A worker looks at it once per batch with
-one ``stat()`` (its parent's pid names the file); it reads the contents only when the file's
-inode or mtime changed. Outside windows a batch costs that stat and nothing else.
+one ``stat()`` (its multiprocessing parent's pid names the file, whatever the start method); it
+reads the contents only when the file's inode or mtime changed. Outside windows a batch costs that stat and nothing else.
 
 The batch index is the worker loop's own index of the batch within the epoch (``idx`` in
 torch's ``_worker_loop``), or the iterator's count of yielded batches without workers: the order
@@ -26,6 +26,7 @@ miss the summary (the summary says how many batches it holds).
 
 import glob
 import json
+import multiprocessing
 import os
 import sys
 import time
@@ -75,7 +76,7 @@ class _WorkerState:
             self.resolved = True
             directory = _detail_store.detail_dir(create=False)
             if directory is not None:
-                self.path = signal_path(directory, os.getppid())
+                self.path = signal_path(directory, _main_pid())
                 self.prefix = directory
         if self.path is None:
             return None
@@ -92,7 +93,7 @@ class _WorkerState:
             try:
                 with open(self.path, encoding="utf-8") as f:
                     window = int(json.load(f)["window"])
-                self.fd = os.open(_batch_file_prefix(self.prefix, os.getppid(), window) + f"{os.getpid()}.jsonl",
+                self.fd = os.open(_batch_file_prefix(self.prefix, _main_pid(), window) + f"{os.getpid()}.jsonl",
                                   os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
                 self.window = window
             except (OSError, ValueError, KeyError, TypeError):
@@ -101,6 +102,14 @@ class _WorkerState:
 
 
 _worker_state = _WorkerState()
+
+
+def _main_pid():
+    """The pid of the process whose DataLoader started this worker. Not getppid(): with the
+    forkserver start method (Python 3.14's default) a worker is the fork server's child; every
+    start method records the requesting process as the multiprocessing parent."""
+    parent = multiprocessing.parent_process()
+    return parent.pid if parent is not None else os.getppid()
 
 
 def _reset_after_fork():

@@ -22,11 +22,14 @@ per-operator table (``operators``, as key_averages()) always covers every event.
 """
 
 import inspect
+import os
 import time
 
 import torch
 
 MAX_EVENTS = 200_000
+# Above every level Kineto logs at (its USDT lines included).
+KINETO_QUIET_LOG_LEVEL = "6"
 # A trace start this far outside the bracket is not on the Unix clock (e.g. a monotonic one).
 _MAX_SKEW_NS = 1_000_000_000
 
@@ -231,6 +234,9 @@ class OperatorsCollector:
         self._before_ns = self._after_ns = 0
 
     def start(self):
+        # Kineto logs every start and stop (and, on a machine without a GPU, a CUDA error) to the
+        # job's stderr; it reads the level when it first starts, so a user's setting wins.
+        os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET_LOG_LEVEL)
         profiler = self._factory()
         self._before_ns = time.time_ns()
         profiler.__enter__()

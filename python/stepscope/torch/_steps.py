@@ -20,6 +20,10 @@ docs/pytorch.md:
    GLOBAL. Steps are numbered 0, 1, 2, ... per phase in each process.
 4. Scripts that mark steps themselves with ``stepscope.step()`` keep theirs: from their first
    explicit step on, automatic steps stop (forward/backward/optimizer spans continue).
+5. Optimizer updates. A finished TRAIN step carries the update it belongs to (args ``update``:
+   the number of earlier TRAIN steps in which an optimizer stepped, so with gradient
+   accumulation over k batches, k steps share one update), ``optimizer_steps`` (optimizer.step
+   calls inside it) and ``update_skipped`` when a GradScaler skipped its optimizer step.
 
 Threading: called from the training loop's thread; the GIL serialises the state.
 """
@@ -36,7 +40,7 @@ PHASE_NAMES = ("TRAIN", "EVAL", "PREDICT", "GLOBAL")
 
 class _OpenStep:
     __slots__ = ("source", "begin_ticks", "predicted_phase", "predicted_number", "train_evidence",
-                 "forward_seen")
+                 "forward_seen", "optimizer_steps", "update_skipped")
 
     def __init__(self, source, begin_ticks, predicted_phase, predicted_number):
         self.source = source
@@ -45,6 +49,8 @@ class _OpenStep:
         self.predicted_number = predicted_number
         self.train_evidence = False
         self.forward_seen = False
+        self.optimizer_steps = 0
+        self.update_skipped = False
 
     def phase(self):
         if self.train_evidence:
@@ -63,6 +69,8 @@ class StepTracker:
         self._first_step_recorded = False
         self._last_step_end_ticks = None
         self._user_steps = False
+        self._updates = 0              # TRAIN steps so far in which an optimizer stepped (rule 5)
+        self._optimizer_steps_total = 0
         # Objects with on_step_begin(phase, number) and on_step_end(phase, number); the latter
         # returns True when it did work worth leaving out of the next step (a window closed).
         self.listeners = []
@@ -74,12 +82,14 @@ class StepTracker:
     def set_anchor_model(self, module):
         self._anchor_model_id = id(module)
 
-    def top_level_forward(self, module, training):
-        """A module's forward was called outside any other module's forward."""
+    def top_level_forward(self, module, training, may_begin_step=True):
+        """A module's forward was called outside any other module's forward (and, without
+        `may_begin_step`, inside an optimizer's step: a closure's forward begins no step)."""
         if self._anchor_model_id is None:
             self._anchor_model_id = id(module)
         open_step = self._open
-        if id(module) == self._anchor_model_id and (open_step is None or open_step.source == "model"):
+        if (may_begin_step and id(module) == self._anchor_model_id
+                and (open_step is None or open_step.source == "model")):
             # Rule 2: the anchor model's forward begins a step unless a loader drives the loop.
             ticks = _core.now()
             if self.end_step(ticks):
@@ -91,9 +101,29 @@ class StepTracker:
             if training:
                 open_step.train_evidence = True
 
-    def backward_or_optimizer(self):
+    def compiled_call(self):
+        """A function compiled with torch.compile ran: a forward ran, inside its graph."""
+        if self._open is not None:
+            self._open.forward_seen = True
+
+    def backward_ran(self):
         if self._open is not None:
             self._open.train_evidence = True
+
+    def optimizer_step_ran(self):
+        self._optimizer_steps_total += 1
+        if self._open is not None:
+            self._open.train_evidence = True
+            self._open.optimizer_steps += 1
+
+    def optimizer_steps_total(self):
+        return self._optimizer_steps_total
+
+    def optimizer_step_skipped(self):
+        """A GradScaler skipped the optimizer's step (inf or NaN gradients)."""
+        if self._open is not None:
+            self._open.train_evidence = True
+            self._open.update_skipped = True
 
     def loader_asks(self, iterator_id):
         """The loop asks a DataLoader iterator for a batch: the step it was in is over."""
@@ -162,6 +192,13 @@ class StepTracker:
         number = self._numbers[phase]
         self._numbers[phase] += 1
         _core.step_end_at(phase, number, ticks)
+        if phase == TRAIN:
+            update = {"update": self._updates, "optimizer_steps": open_step.optimizer_steps}
+            if open_step.update_skipped:
+                update["update_skipped"] = 1
+            _core.args(update)
+            if open_step.optimizer_steps or open_step.update_skipped:
+                self._updates += 1
         # Marked once the first step is known to be one (an automatic step can be withdrawn).
         if not self._first_step_recorded:
             self._first_step_recorded = True

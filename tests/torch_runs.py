@@ -10,7 +10,7 @@ import subprocess
 from stepscope import _core
 
 PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(REPO, "examples", "pytorch")
 NODE = "n"
 LIFECYCLE = ("Lifecycle:ProcessStart", "Lifecycle:FirstStep", "Lifecycle:LastStep",
@@ -23,7 +23,7 @@ def is_detail_span(name):
     return name.startswith("DetailWindow") or name in DETAIL_SPANS
 
 
-def launch(cli, out, job, python_args, env=None, detail=False, **popen_kwargs):
+def launch(cli, out, job, python_args, env=None, detail=False, flags=(), **popen_kwargs):
     """Starts `stepscope run --out OUT --job JOB --node n [--no-detail] -- /usr/bin/python3
     ARGS...`. Without `detail` the run has the always-on tier only, whose spans these tests
     count exactly; with it, the default detail windows too."""
@@ -32,7 +32,7 @@ def launch(cli, out, job, python_args, env=None, detail=False, **popen_kwargs):
     child_env.setdefault("OMP_NUM_THREADS", "1")
     child_env.update(env or {})
     command = [cli, "run", "--out", str(out), "--job", job, "--node", NODE,
-               *([] if detail else ["--no-detail"]), "--", PYTHON, *map(str, python_args)]
+               *([] if detail else ["--no-detail"]), *flags, "--", PYTHON, *map(str, python_args)]
     return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=child_env, **popen_kwargs)
 

@@ -119,8 +119,9 @@ def _patch_module_call(step_tracker):
         _tls.in_forward = True
         try:
             model, wrapper = unwrap(self)
+            closure_call = getattr(_tls, "closure_call", 0)  # 1, 2, ... inside an optimizer closure
             step_tracker.top_level_forward(model, model.training and torch.is_grad_enabled(),
-                                           may_begin_step=not getattr(_tls, "in_closure", False))
+                                           in_closure=closure_call > 0, first_in_closure=closure_call == 1)
             _core.begin("Forward")
             _core.args({"module": type(model).__name__} if wrapper is None
                        else {"module": type(model).__name__, "wrapper": wrapper})
@@ -157,19 +158,21 @@ def _patch_backward(step_tracker):
 class _ClosureCutter:
     """Wraps an optimizer closure so that the OptimizerStep span pauses while it runs."""
 
-    __slots__ = ("closure", "optimizer_name")
+    __slots__ = ("closure", "optimizer_name", "calls")
 
     def __init__(self, closure, optimizer_name):
         self.closure = closure
         self.optimizer_name = optimizer_name
+        self.calls = 0
 
     def __call__(self, *args, **kwargs):
         _core.end("OptimizerStep")
-        _tls.in_closure = True
+        self.calls += 1
+        _tls.closure_call = self.calls
         try:
             return self.closure(*args, **kwargs)
         finally:
-            _tls.in_closure = False
+            _tls.closure_call = 0
             _core.begin("OptimizerStep")
             _core.args({"optimizer": self.optimizer_name, "after_closure": 1})
 
@@ -184,7 +187,6 @@ def wrap_optimizer_class(step_tracker, optimizer_class):
     def wrapped_step(self, *args, **kwargs):
         if is_compiling() or getattr(_tls, "in_optimizer_step", False):
             return step(self, *args, **kwargs)  # traced, or a subclass's step calling its base's
-        step_tracker.optimizer_step_ran()
         name = type(self).__name__
         if args and callable(args[0]):
             args = (_ClosureCutter(args[0], name),) + args[1:]
@@ -198,6 +200,8 @@ def wrap_optimizer_class(step_tracker, optimizer_class):
         finally:
             _core.end("OptimizerStep")
             _tls.in_optimizer_step = False
+            # Counted once over: a closure's forward may have begun the step it belongs to.
+            step_tracker.optimizer_step_ran()
 
     # functools.wraps copied torch's own "hooked" marker, so torch will not wrap it again.
     wrapped_step._stepscope_wrapped = True

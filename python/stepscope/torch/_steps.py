@@ -9,6 +9,15 @@ docs/pytorch.md:
    moment the loop asked for it (so the data-loader wait is inside the step). The step ends
    when the loop asks that iterator for its next batch, when the iterator is exhausted or
    dropped, when another iterator begins a step, or when the process exits.
+   Read-ahead: a loop may fetch batches before it works on them (Lightning's and Accelerate's
+   fetchers look one batch ahead to learn which is last; the Hugging Face Trainer fetches all k
+   batches of a gradient-accumulation update at once). A batch that arrives while the step has
+   seen no forward, backward or optimizer step yet is such a batch fetched ahead: it joins the
+   step as pending, and the step does not end at the next fetch while batches are pending.
+   Once the step is active, the anchor model's next top-level forward begins the next pending
+   batch's step (the boundary is the forward). Batches fetched ahead that no forward follows
+   (a loop that only reads data) become steps of their own, once MAX_READ_AHEAD of them have
+   piled up, another loader starts or the loader ends.
 2. Loops without a DataLoader. The first module whose forward is called at top level (not from
    inside another module's forward) is the anchor model, unless ``instrument(model=...)`` names
    one; each top-level forward of the anchor model outside a loader-driven step begins a step,
@@ -34,15 +43,20 @@ import os
 from stepscope import _core
 
 TRAIN, EVAL, PREDICT, GLOBAL = 0, 1, 2, 3
+# Batches fetched ahead with no forward after them that are held back before they are taken for
+# a loop that only reads data (rule 1); the Hugging Face Trainer fetches as many as the
+# gradient-accumulation steps.
+MAX_READ_AHEAD = 64
 _CANCELLED_STEP = -3  # STEPSCOPE_CANCELLED_STEP: readers drop the step
 PHASE_NAMES = ("TRAIN", "EVAL", "PREDICT", "GLOBAL")
 
 
 class _OpenStep:
     __slots__ = ("source", "begin_ticks", "predicted_phase", "predicted_number", "train_evidence",
-                 "forward_seen", "optimizer_steps", "update_skipped")
+                 "forward_seen", "optimizer_steps", "update_skipped", "pending", "fetched_ahead_ticks",
+                 "exhausted")
 
-    def __init__(self, source, begin_ticks, predicted_phase, predicted_number):
+    def __init__(self, source, begin_ticks, predicted_phase, predicted_number, pending=0, exhausted=False):
         self.source = source
         self.begin_ticks = begin_ticks
         self.predicted_phase = predicted_phase
@@ -51,6 +65,13 @@ class _OpenStep:
         self.forward_seen = False
         self.optimizer_steps = 0
         self.update_skipped = False
+        self.pending = pending          # batches of this loader fetched ahead, not begun yet
+        self.fetched_ahead_ticks = []   # when each was asked for, while the step is not active
+        self.exhausted = exhausted      # the loader ended while batches were pending
+
+    def active(self):
+        """Whether the loop has worked on the step's batch (a forward, backward or update)."""
+        return self.forward_seen or self.train_evidence
 
     def phase(self):
         if self.train_evidence:
@@ -82,24 +103,45 @@ class StepTracker:
     def set_anchor_model(self, module):
         self._anchor_model_id = id(module)
 
-    def top_level_forward(self, module, training, may_begin_step=True):
-        """A module's forward was called outside any other module's forward (and, without
-        `may_begin_step`, inside an optimizer's step: a closure's forward begins no step)."""
+    def top_level_forward(self, module, training, in_closure=False, first_in_closure=False):
+        """A module's forward was called outside any other module's forward. Inside an
+        optimizer's closure (`in_closure`) the anchor's forward begins no step of its own (rule
+        2: LBFGS calls the closure several times per step), but the first closure call of a
+        step may begin a pending batch's step (rule 1: Lightning runs each batch's forward in
+        the closure it hands to optimizer.step)."""
         if self._anchor_model_id is None:
             self._anchor_model_id = id(module)
+        is_anchor = id(module) == self._anchor_model_id
         open_step = self._open
-        if (may_begin_step and id(module) == self._anchor_model_id
-                and (open_step is None or open_step.source == "model")):
+        if open_step is not None and open_step.source != "model":
+            if (is_anchor and open_step.pending and open_step.active()
+                    and (not in_closure or first_in_closure)):
+                self._begin_pending_batch(open_step, training)
+            elif is_anchor and open_step.exhausted and not open_step.pending and not in_closure:
+                self._begin_model_step(training)  # the loader is done: rule 2 again
+        elif is_anchor and not in_closure:
             # Rule 2: the anchor model's forward begins a step unless a loader drives the loop.
-            ticks = _core.now()
-            if self.end_step(ticks):
-                ticks = _core.now()  # after a window's stop: stepscope's time is in no step
-            self.begin_step("model", ticks, TRAIN if training else EVAL)
-            open_step = self._open
+            self._begin_model_step(training)
+        open_step = self._open
         if open_step is not None:
+            open_step.fetched_ahead_ticks = []  # active now: what it fetched ahead is pending
             open_step.forward_seen = True
             if training:
                 open_step.train_evidence = True
+
+    def _begin_model_step(self, training):
+        ticks = _core.now()
+        if self.end_step(ticks):
+            ticks = _core.now()  # after a window's stop: stepscope's time is in no step
+        self.begin_step("model", ticks, TRAIN if training else EVAL)
+
+    def _begin_pending_batch(self, open_step, training):
+        """The anchor's forward begins the next batch fetched ahead (rule 1, read-ahead)."""
+        ticks = _core.now()
+        if self.end_step(ticks):
+            ticks = _core.now()
+        self.begin_step(open_step.source, ticks, TRAIN if training else EVAL, pending=open_step.pending - 1,
+                        exhausted=open_step.exhausted)
 
     def compiled_call(self):
         """A function compiled with torch.compile ran: a forward ran, inside its graph."""
@@ -126,23 +168,56 @@ class StepTracker:
             self._open.update_skipped = True
 
     def loader_asks(self, iterator_id):
-        """The loop asks a DataLoader iterator for a batch: the step it was in is over."""
+        """The loop asks a DataLoader iterator for a batch: the step it was in is over, unless
+        it has not begun its work or has batches pending (rule 1, read-ahead)."""
         ticks = _core.now()
-        if self._open is not None and self._open.source == iterator_id and self.end_step(ticks):
+        open_step = self._open
+        if (open_step is not None and open_step.source == iterator_id and open_step.active()
+                and not open_step.pending and self.end_step(ticks)):
             ticks = _core.now()  # after a window's stop: stepscope's time is in no step
         return ticks
 
     def loader_delivered(self, iterator_id, asked_ticks, training_hint):
         """A batch arrived: it is a step, which began when the loop asked for it (rule 1)."""
-        self.end_step(asked_ticks)
+        open_step = self._open
+        if open_step is not None and open_step.source == iterator_id and (open_step.pending
+                                                                         or not open_step.active()):
+            open_step.pending += 1  # fetched ahead
+            if not open_step.active():
+                open_step.fetched_ahead_ticks.append(asked_ticks)
+                if len(open_step.fetched_ahead_ticks) >= MAX_READ_AHEAD:
+                    self._take_fetched_ahead_as_steps(open_step)
+            return
+        self._end_open_step(asked_ticks)
         predicted = self._last_phase_by_source.get(iterator_id, TRAIN if training_hint else EVAL)
         self.begin_step(iterator_id, asked_ticks, predicted)
 
     def loader_finished(self, iterator_id):
-        """The iterator is exhausted or dropped: its open step ends now."""
-        if self._open is not None and self._open.source == iterator_id:
-            self.end_step(_core.now())
+        """The iterator is exhausted or dropped: its open step ends now, unless batches it
+        fetched ahead are still to be worked on."""
+        open_step = self._open
+        if open_step is not None and open_step.source == iterator_id:
+            if open_step.active() and open_step.pending:
+                open_step.exhausted = True
+            else:
+                self._end_open_step(_core.now())
         self._last_phase_by_source.pop(iterator_id, None)
+
+    def _take_fetched_ahead_as_steps(self, open_step):
+        """Batches fetched while the step never became active were no read-ahead: each is a
+        step of its own, from its fetch to the next (rule 1); the last one stays open."""
+        fetched = open_step.fetched_ahead_ticks
+        open_step.fetched_ahead_ticks = []
+        open_step.pending = 0
+        for ticks in fetched:
+            self.end_step(ticks)
+            self.begin_step(open_step.source, ticks, open_step.predicted_phase)
+
+    def _end_open_step(self, ticks):
+        open_step = self._open
+        if open_step is not None and open_step.fetched_ahead_ticks:
+            self._take_fetched_ahead_as_steps(open_step)
+        self.end_step(ticks)
 
     def user_step_seen(self):
         """An explicit stepscope.step() ran: automatic steps stop from here on (rule 4). A step
@@ -151,7 +226,7 @@ class StepTracker:
             return
         self._user_steps = True
         open_step = self._open
-        if open_step is not None and not open_step.forward_seen and not open_step.train_evidence:
+        if open_step is not None and not open_step.active():
             self._open = None
             _core.step_end_at(GLOBAL, _CANCELLED_STEP, _core.now())
         else:
@@ -173,13 +248,13 @@ class StepTracker:
 
     # Steps ---------------------------------------------------------------------------------
 
-    def begin_step(self, source, ticks, predicted_phase):
+    def begin_step(self, source, ticks, predicted_phase, pending=0, exhausted=False):
         if self._user_steps or not _core.is_enabled():
             return
         # The begin carries the predicted phase, which a step cut short (the job killed mid-step)
         # keeps; a finished step takes the phase its end decides.
         _core.step_begin_at(predicted_phase, _core.DEFERRED_STEP, ticks)
-        self._open = _OpenStep(source, ticks, predicted_phase, self._numbers[predicted_phase])
+        self._open = _OpenStep(source, ticks, predicted_phase, self._numbers[predicted_phase], pending, exhausted)
         for listener in self.listeners:
             listener.on_step_begin(predicted_phase, self._open.predicted_number)
 
@@ -217,7 +292,7 @@ class StepTracker:
     def at_exit(self):
         if not _core.is_enabled():
             return
-        self.end_step(_core.now())
+        self._end_open_step(_core.now())
         if self._last_step_end_ticks is not None:
             _core.mark_at("Lifecycle:LastStep", self._last_step_end_ticks)
         _core.mark("Lifecycle:Exit")

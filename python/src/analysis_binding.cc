@@ -100,6 +100,25 @@ void BindAnalysis(py::module_& module) {
                                }
                                return nodes;
                              })
+      .def_property_readonly("processes",
+                             [](const Model& m) {
+                               py::list processes;
+                               for (const analysis::ProcessFacts& facts : m.processes()) {
+                                 py::dict process;
+                                 process["node"] = facts.node < m.nodes().size() ? m.nodes()[facts.node].name
+                                                                                 : std::string();
+                                 process["pid"] = facts.pid;
+                                 process["parent_pid"] = facts.parent_pid;
+                                 process["rank"] = facts.rank;
+                                 process["local_rank"] = facts.local_rank;
+                                 process["world_size"] = facts.world_size;
+                                 process["group_rank"] = facts.group_rank;
+                                 processes.append(std::move(process));
+                               }
+                               return processes;
+                             },
+                             "[{node, pid, parent_pid, rank, local_rank, world_size, group_rank}]: -1 where "
+                             "unknown (torchrun's RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK).")
       .def("series",
            [](const Model& m) {
              py::list series;

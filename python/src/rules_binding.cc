@@ -183,6 +183,9 @@ class PythonRule final : public rules::Rule {
               evidence.end_ns = Integer(e, "end_ns");
               evidence.step_phase = Text(e, "step_phase");
               evidence.what = Text(e, "what");
+              // Optional: evidence about one rank's process (None or absent: not about one).
+              if (e.contains("rank") && !e["rank"].is_none()) evidence.rank = static_cast<int32_t>(Integer(e, "rank"));
+              if (e.contains("pid") && !e["pid"].is_none()) evidence.pid = Integer(e, "pid");
               if (e.contains("steps")) evidence.steps = e["steps"].cast<std::vector<int64_t>>();
               finding.evidence.push_back(std::move(evidence));
             }

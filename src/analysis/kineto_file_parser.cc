@@ -557,6 +557,8 @@ error_code KinetoFileParser::ParseDistributedInfo(od::object info, KinetoFile* o
   if (small.iterate(copy).get(doc) != simdjson::SUCCESS) return simdjson::SUCCESS;
   int64_t rank = -1;
   if (doc["rank"].get_int64().get(rank) == simdjson::SUCCESS && rank >= 0) out->rank = rank;
+  int64_t world_size = -1;
+  if (doc["world_size"].get_int64().get(world_size) == simdjson::SUCCESS && world_size > 0) out->world_size = world_size;
   return simdjson::SUCCESS;
 }
 

@@ -52,6 +52,7 @@ struct KinetoFile {
   bool has_base_time = false;
   int64_t base_time_ns = 0;
   int64_t rank = -1;                       // distributedInfo.rank
+  int64_t world_size = -1;                 // distributedInfo.world_size
   std::string distributed_info_json;       // raw, "" when absent
   std::vector<int64_t> gpu_memory_bytes;   // deviceProperties[].totalGlobalMem
   bool has_device_properties = false;

@@ -123,13 +123,27 @@ void KinetoImporter::Place(KinetoFile& file) {
   builder_.ReserveEvents(file.events.size(), file.args.size());
   const uint32_t first_index = static_cast<uint32_t>(builder_.event_count());
   int64_t saturated = 0;
+  std::vector<int32_t> host_pids;  // the rank's processes, when the trace names its rank
   for (StagedEvent& staged : file.events) {
     FrameworkEvent& event = staged.event;
     event.node = node;
+    if (file.rank >= 0 && event.device < 0 && (host_pids.empty() || host_pids.back() != event.pid)) {
+      host_pids.push_back(event.pid);
+    }
     // Hostile or broken files can put ts near INT64_MAX; clamp rather than wrap.
     if (__builtin_add_overflow(event.start_ns, shift_ns, &event.start_ns)) event.start_ns = INT64_MAX, ++saturated;
     if (__builtin_add_overflow(event.end_ns, shift_ns, &event.end_ns)) event.end_ns = INT64_MAX, ++saturated;
     builder_.AddEvent(event, std::span<const EventArg>(file.args.data() + event.first_arg, event.arg_count));
+  }
+  std::sort(host_pids.begin(), host_pids.end());
+  host_pids.erase(std::unique(host_pids.begin(), host_pids.end()), host_pids.end());
+  for (int32_t pid : host_pids) {
+    ProcessFacts process;
+    process.node = node;
+    process.pid = pid;
+    process.rank = static_cast<int32_t>(std::min<int64_t>(file.rank, INT32_MAX));
+    process.world_size = static_cast<int32_t>(std::min<int64_t>(file.world_size, INT32_MAX));
+    builder_.AddProcess(process);
   }
   if (saturated > 0) {
     builder_.AddProblem(file.name + ": " + std::to_string(saturated) +

@@ -4,7 +4,8 @@
 // (`stepscope import kineto`), the Python readers, the fuzzer and the ingest benchmark.
 //
 // Mapping (docs/importers.md, "PyTorch profiler traces"): one node per file, "rank-<N>" from
-// distributedInfo.rank, else the file stem; X events become spans with phase cpu_functions,
+// distributedInfo.rank, else the file stem (with a rank, every host process of the file gets
+// ProcessFacts with that rank and distributedInfo.world_size); X events become spans with phase cpu_functions,
 // gpu_functions-dev:<device>, cuda_runtime, python_function, user_annotation, or their own cat;
 // ProfilerStep#N becomes the step event "Step:ModeKeys.TRAIN" (step N); i -> instants, C ->
 // counters (one event per series, args series/value); s/f -> flows; M -> the node's

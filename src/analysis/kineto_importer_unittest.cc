@@ -468,6 +468,31 @@ TEST(KinetoImporter, CompleteSmallTraceUsesItsBaseTime) {
   EXPECT_TRUE(result->problems().empty());
 }
 
+TEST(KinetoImporter, TheTracesRankGoesToItsHostProcesses) {
+  const std::string trace = R"({"distributedInfo": {"backend": "gloo", "rank": 1, "world_size": 4}, "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 11, "tid": 1, "ts": 1000.000, "dur": 5.000},
+    {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 12, "tid": 1, "ts": 1001.000, "dur": 5.000},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1002.000, "dur": 1.000,
+     "args": {"device": 0, "stream": 7}},
+    {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 11, "tid": 2, "ts": 1003.000, "dur": 5.000}
+  ], "baseTimeNanoseconds": 1700000000000000000})";
+  auto ranked = ImportBytes("rank1.json", trace);
+  ASSERT_TRUE(ranked.ok()) << ranked.status().message();
+  EXPECT_EQ(ranked->nodes()[0].name, "rank-1");
+  ASSERT_EQ(ranked->processes().size(), 2u);  // the GPU track is no process
+  EXPECT_EQ(ranked->processes()[0].pid, 11);
+  EXPECT_EQ(ranked->processes()[1].pid, 12);
+  EXPECT_EQ(ranked->RankOf(0, 11), 1);
+  EXPECT_EQ(ranked->processes()[1].world_size, 4);
+  EXPECT_EQ(ranked->processes()[1].local_rank, -1);  // a trace does not say
+  std::string unranked = trace;
+  unranked.replace(unranked.find("\"rank\": 1, "), 11, "");
+  auto plain = ImportBytes("plain.json", unranked);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->nodes()[0].name, "plain");
+  EXPECT_TRUE(plain->processes().empty());
+}
+
 TEST(KinetoImporter, TruncatedGzipKeepsTheEventsInflatedSoFar) {
   const std::string text = ReadGunzipped(kFixtures + "critical_path_alexnet_trace.json.gz");
   ASSERT_EQ(text.size(), 319512u);

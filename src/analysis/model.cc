@@ -46,6 +46,29 @@ const EventArg* Model::FindArg(const FrameworkEvent& event, std::string_view key
   return nullptr;
 }
 
+const ProcessFacts* Model::FindProcess(uint32_t node, int32_t pid) const {
+  auto it = std::lower_bound(processes_.begin(), processes_.end(), std::make_pair(node, pid),
+                             [](const ProcessFacts& p, const std::pair<uint32_t, int32_t>& key) {
+                               return std::make_pair(p.node, p.pid) < key;
+                             });
+  return it != processes_.end() && it->node == node && it->pid == pid ? &*it : nullptr;
+}
+
+int32_t Model::RankOf(uint32_t node, int32_t pid) const {
+  const ProcessFacts* process = FindProcess(node, pid);
+  return process == nullptr ? -1 : process->rank;
+}
+
+std::vector<int32_t> Model::RanksOnNode(uint32_t node) const {
+  std::vector<int32_t> ranks;
+  for (const ProcessFacts& process : processes_) {
+    if (process.node == node && process.rank >= 0) ranks.push_back(process.rank);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
 std::pair<size_t, size_t> Model::EventsStartingIn(int64_t start_ns, int64_t end_ns) const {
   auto by_start = [](const FrameworkEvent& event, int64_t t) { return event.start_ns < t; };
   auto begin = std::lower_bound(events_.begin(), events_.end(), start_ns, by_start);
@@ -88,6 +111,7 @@ std::vector<uint32_t> Model::StepsInRange(std::string_view phase, int64_t first,
 
 size_t Model::ApproximateBytes() const {
   size_t bytes = sizeof(Model) + events_.capacity() * sizeof(FrameworkEvent) + args_.capacity() * sizeof(EventArg) +
+                 processes_.capacity() * sizeof(ProcessFacts) +
                  flows_.capacity() * sizeof(Flow) + steps_.capacity() * sizeof(uint32_t) +
                  block_max_end_.capacity() * sizeof(int64_t);
   for (const SystemSeries& series : series_) {
@@ -114,6 +138,11 @@ uint32_t ModelBuilder::AddNode(const NodeFacts& facts) {
   if (known.gpu_memory_bytes.empty()) known.gpu_memory_bytes = facts.gpu_memory_bytes;
   if (known.manifest_json.empty()) known.manifest_json = facts.manifest_json;
   return it->second;
+}
+
+void ModelBuilder::AddProcess(const ProcessFacts& facts) {
+  // Merged in Finish(), once all are known: loaders may learn a process's facts piecemeal.
+  model_.processes_.push_back(facts);
 }
 
 uint32_t ModelBuilder::SeriesFor(uint32_t node, std::string_view type, std::string_view name,
@@ -254,6 +283,24 @@ Model ModelBuilder::Finish() && {
     see(event.start_ns, event.end_ns);
     if (model.String(event.phase).starts_with(kStepPrefix)) model.steps_.push_back(static_cast<uint32_t>(i));
   }
+  // Processes: sorted by (node, pid); duplicates merged, the first known value of a field wins.
+  std::stable_sort(model.processes_.begin(), model.processes_.end(), [](const ProcessFacts& a, const ProcessFacts& b) {
+    return std::make_pair(a.node, a.pid) < std::make_pair(b.node, b.pid);
+  });
+  std::vector<ProcessFacts> merged;
+  for (const ProcessFacts& process : model.processes_) {
+    if (merged.empty() || merged.back().node != process.node || merged.back().pid != process.pid) {
+      merged.push_back(process);
+      continue;
+    }
+    ProcessFacts& known = merged.back();
+    for (auto field : {&ProcessFacts::parent_pid, &ProcessFacts::rank, &ProcessFacts::local_rank,
+                       &ProcessFacts::world_size, &ProcessFacts::group_rank}) {
+      if (known.*field < 0) known.*field = process.*field;
+    }
+  }
+  model.processes_ = std::move(merged);
+
   model.first_ns_ = first;
   model.last_ns_ = last;
   model.complete_until_ns_ = complete_until_ns_ >= 0 ? complete_until_ns_ : last;

@@ -7,7 +7,9 @@
 //   ("cpu", "cpu3", "CPUUtilization"); vocabulary.h maps stepscope's metric names onto them;
 // - framework events carry a phase (SageMaker's process name: "Step:ModeKeys.TRAIN", "Forward",
 //   "cpu_functions", "DataLoaderIter", ...), a name, a category (Kineto's `cat`, "" otherwise),
-//   node, pid, tid, device and args.
+//   node, pid, tid, device and args;
+// - processes carry where they stand in a distributed job (rank, local rank, world size), so
+//   rules, the report and the summary tell ranks apart without reading the store again.
 //
 // Times are Unix-epoch nanoseconds throughout. Strings are interned (StringPool ids). Building
 // happens through ModelBuilder; a Model is immutable once built (Finish() sorts and indexes).
@@ -52,6 +54,24 @@ struct NodeFacts {
   int32_t gpu_count = 0;          // 0 when unknown
   std::vector<int64_t> gpu_memory_bytes;  // per GPU, when known
   std::string manifest_json;      // the node's manifest, "" when none
+};
+
+// One process of the run and its place in a distributed job: the single record of ranks that
+// the rules (Straggler), the report (per-rank step times) and the summary read.
+// - stepscope runs: one per recording process's stream (training processes, their DataLoader
+//   workers, launchers such as torchrun's agent); the rank fields come from the environment the
+//   recorder saw (torchrun's RANK, LOCAL_RANK, WORLD_SIZE, GROUP_RANK). Forked DataLoader
+//   workers inherit their rank's environment and so its rank; torchrun's agent has none.
+// - Kineto traces: the host processes of a trace whose distributedInfo names a rank.
+// A field is -1 where the data does not say (not a distributed job, an importer without it).
+struct ProcessFacts {
+  uint32_t node = 0;        // index into Model::nodes()
+  int32_t pid = 0;          // as FrameworkEvent::pid
+  int32_t parent_pid = -1;
+  int32_t rank = -1;        // global rank (RANK, distributedInfo.rank)
+  int32_t local_rank = -1;  // rank on its node (LOCAL_RANK)
+  int32_t world_size = -1;  // ranks in the job (WORLD_SIZE, distributedInfo.world_size)
+  int32_t group_rank = -1;  // its node's rank among the job's nodes (GROUP_RANK)
 };
 
 struct SystemSeries {
@@ -108,6 +128,15 @@ class Model {
   StringId FindString(std::string_view text) const { return strings_.Find(text); }
 
   const std::vector<NodeFacts>& nodes() const { return nodes_; }
+  // Sorted by (node, pid), one entry per pair.
+  const std::vector<ProcessFacts>& processes() const { return processes_; }
+  // The process `pid` on `node`, or nullptr when the run says nothing about it.
+  const ProcessFacts* FindProcess(uint32_t node, int32_t pid) const;
+  // The rank of process `pid` on `node`; -1 when unknown or not distributed.
+  int32_t RankOf(uint32_t node, int32_t pid) const;
+  // The distinct ranks (>= 0) of the processes on `node`, ascending: more than one means the
+  // node ran several ranks (torchrun --nproc-per-node > 1).
+  std::vector<int32_t> RanksOnNode(uint32_t node) const;
   const std::vector<SystemSeries>& series() const { return series_; }
   // Sorted by (start_ns, -end_ns, insertion order): parents before children.
   const std::vector<FrameworkEvent>& events() const { return events_; }
@@ -147,6 +176,7 @@ class Model {
   ModelSource source_ = ModelSource::kStepscope;
   StringPool strings_;
   std::vector<NodeFacts> nodes_;
+  std::vector<ProcessFacts> processes_;
   std::vector<SystemSeries> series_;
   std::vector<FrameworkEvent> events_;
   std::vector<EventArg> args_;
@@ -170,6 +200,9 @@ class ModelBuilder {
   // The node's index; the same name returns the same index (facts are merged: non-empty wins).
   uint32_t AddNode(const NodeFacts& facts);
   NodeFacts& node(uint32_t index) { return model_.nodes_[index]; }
+  // Facts about one process; the same (node, pid) again merges them (a known field, != -1,
+  // fills an unknown one; the first known value wins).
+  void AddProcess(const ProcessFacts& facts);
   // The series' index; the same key returns the same series.
   uint32_t SeriesFor(uint32_t node, std::string_view type, std::string_view name, std::string_view dimension);
   void AddSample(uint32_t series, int64_t time_ns, double value);

@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "base/file_system.h"
@@ -17,8 +18,10 @@ using store::UnZigZag;
 using store::ZigZag;
 
 constexpr char kMagic[8] = {'S', 'T', 'P', 'S', 'M', 'O', 'D', 'L'};
-enum class Section : uint32_t { kMeta = 1, kStrings, kNodes, kSeries, kEvents, kArgs, kFlows, kProblems };
-constexpr uint32_t kSectionCount = 8;
+enum class Section : uint32_t { kMeta = 1, kStrings, kNodes, kSeries, kEvents, kArgs, kFlows, kProblems, kProcesses };
+constexpr uint32_t kSectionCount = 9;
+// Version 1 files end after the problems section (no processes: they load without ranks).
+constexpr uint32_t kVersion1SectionCount = 8;
 constexpr size_t kSectionHeaderBytes = 24;
 
 // Deltas from a corrupt file may overflow; wrap instead of undefined behaviour (the file's
@@ -224,6 +227,19 @@ std::string EncodeModelFile(const Model& model) {
   PutVarint(problems, model.problems().size());
   for (const std::string& problem : model.problems()) PutString(problems, problem);
   AppendSection(file, Section::kProblems, problems);
+
+  std::string processes;
+  PutVarint(processes, model.processes().size());
+  for (const ProcessFacts& process : model.processes()) {
+    PutVarint(processes, process.node);
+    PutSigned(processes, process.pid);
+    PutSigned(processes, process.parent_pid);
+    PutSigned(processes, process.rank);
+    PutSigned(processes, process.local_rank);
+    PutSigned(processes, process.world_size);
+    PutSigned(processes, process.group_rank);
+  }
+  AppendSection(file, Section::kProcesses, processes);
   return file;
 }
 
@@ -246,16 +262,19 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
   uint32_t version = 0, section_count = 0;
   (void)header.ReadFixed(&version);
   (void)header.ReadFixed(&section_count);
-  if (version != kModelFileVersion) {
+  if (version != kModelFileVersion && version != kPreviousModelFileVersion) {
     return UnimplementedError(name + ": model file version " + std::to_string(version) + ", this stepscope reads " +
-                              std::to_string(kModelFileVersion) + "; use a matching stepscope or import the run again");
+                              std::to_string(kPreviousModelFileVersion) + " and " + std::to_string(kModelFileVersion) +
+                              "; use a matching stepscope or import the run again");
   }
-  if (section_count != kSectionCount) {
-    return DataLossError(name + ": " + std::to_string(section_count) + " sections, expected 8" + reimport);
+  const uint32_t expected_sections = version == kModelFileVersion ? kSectionCount : kVersion1SectionCount;
+  if (section_count != expected_sections) {
+    return DataLossError(name + ": " + std::to_string(section_count) + " sections, expected " +
+                         std::to_string(expected_sections) + reimport);
   }
   std::string raw[kSectionCount];
   size_t offset = 16;
-  for (uint32_t i = 0; i < kSectionCount; ++i) {
+  for (uint32_t i = 0; i < expected_sections; ++i) {
     ByteReader section(bytes.substr(offset));
     uint32_t id = 0, reserved = 0;
     uint64_t raw_bytes = 0, stored_bytes = 0;
@@ -390,6 +409,26 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
     if (problems.ok()) builder.AddProblem(std::string(text));
   }
   if (!problems.Finish()) return corrupt(problems);
+
+  SectionReader processes(raw[8], "processes");  // empty (no count) in a version 1 file
+  const uint64_t process_count = version == kModelFileVersion ? processes.Count("process") : 0;
+  for (uint64_t i = 0; processes.ok() && i < process_count; ++i) {
+    ProcessFacts process;
+    process.node = processes.Index(node_count, "node");
+    auto int32 = [&]() {
+      const int64_t value = processes.Signed();
+      if (processes.ok() && (value < INT32_MIN || value > INT32_MAX)) processes.Fail("value out of range");
+      return static_cast<int32_t>(value);
+    };
+    process.pid = int32();
+    process.parent_pid = int32();
+    process.rank = int32();
+    process.local_rank = int32();
+    process.world_size = int32();
+    process.group_rank = int32();
+    if (processes.ok()) builder.AddProcess(process);
+  }
+  if (!processes.Finish()) return corrupt(processes);
 
   builder.SetCompleteUntil(complete_until_ns);
   return std::move(builder).Finish();

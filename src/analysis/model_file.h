@@ -4,8 +4,9 @@
 //
 // Layout (little-endian; docs/importers.md has the full description):
 //
-//   "STPSMODL" | u32 version (1) | u32 section count (8)
-//   section x 8, in this order: meta, strings, nodes, series, events, args, flows, problems
+//   "STPSMODL" | u32 version (2) | u32 section count (9)
+//   section x 9, in this order: meta, strings, nodes, series, events, args, flows, problems,
+//   processes (version 1 files, still read, have the first 8: their runs load without ranks)
 //     u32 id | u32 0 | u64 raw bytes | u64 stored bytes | zstd frame (with content checksum)
 //
 // Inside a section, columns: varints (LEB128), zigzag for signed values, deltas for sorted
@@ -22,7 +23,8 @@
 
 namespace stepscope::analysis {
 
-inline constexpr uint32_t kModelFileVersion = 1;
+inline constexpr uint32_t kModelFileVersion = 2;          // written
+inline constexpr uint32_t kPreviousModelFileVersion = 1;  // also read
 
 // Writes atomically (temporary file + rename).
 Status SaveModelFile(const Model& model, const std::string& path);

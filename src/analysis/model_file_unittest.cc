@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <tuple>
 
 namespace stepscope::analysis {
 namespace {
@@ -47,6 +49,9 @@ Model SampleModel() {
   builder.AddEvent(instant, std::vector<EventArg>{builder.IntArg("n", 1)});
   builder.AddFlow(a, b, builder.Intern("ac2g"), 77);
   builder.AddProblem("skipped something");
+  builder.AddProcess(ProcessFacts{.node = node, .pid = 42, .parent_pid = 7, .rank = 3, .local_rank = 1,
+                                  .world_size = 8, .group_rank = 1});
+  builder.AddProcess(ProcessFacts{.node = node2, .pid = 43});
   builder.SetCompleteUntil(1'800'000'000);
   return std::move(builder).Finish();
 }
@@ -107,6 +112,13 @@ void ExpectSameModel(const Model& x, const Model& y) {
     EXPECT_EQ(x.flows()[i].id, y.flows()[i].id);
   }
   EXPECT_EQ(x.problems(), y.problems());
+  ASSERT_EQ(x.processes().size(), y.processes().size());
+  for (size_t i = 0; i < x.processes().size(); ++i) {
+    const ProcessFacts& a = x.processes()[i];
+    const ProcessFacts& b = y.processes()[i];
+    EXPECT_EQ(std::tie(a.node, a.pid, a.parent_pid, a.rank, a.local_rank, a.world_size, a.group_rank),
+              std::tie(b.node, b.pid, b.parent_pid, b.rank, b.local_rank, b.world_size, b.group_rank));
+  }
   EXPECT_EQ(x.steps(), y.steps());
   EXPECT_EQ(x.first_ns(), y.first_ns());
   EXPECT_EQ(x.last_ns(), y.last_ns());
@@ -123,6 +135,7 @@ TEST(ModelFileTest, RoundTripThroughAFileKeepsEverything) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   ExpectSameModel(model, *loaded);
   EXPECT_EQ(loaded->complete_until_ns(), 1'800'000'000);
+  EXPECT_EQ(loaded->RankOf(0, 42), 3);
   EXPECT_EQ(loaded->String(loaded->events()[loaded->flows()[0].to].name), "gemm");
   std::filesystem::remove(path);
 }
@@ -163,10 +176,35 @@ TEST(ModelFileTest, WrongMagicAndNewerVersion) {
   ASSERT_FALSE(not_model.ok());
   EXPECT_EQ(not_model.status().message(),
             "x.stepscope: not a stepscope model file (bad magic); the file is corrupt or not a model file: import the run again");
-  bytes[8] = 2;
+  bytes[8] = 3;
   auto newer = DecodeModelFile(bytes, "x.stepscope");
   ASSERT_FALSE(newer.ok());
   EXPECT_EQ(newer.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(newer.status().message(),
+            "x.stepscope: model file version 3, this stepscope reads 1 and 2; use a matching stepscope or import the run "
+            "again");
+}
+
+// A version 1 file is a version 2 file without the processes section: it loads, without ranks.
+TEST(ModelFileTest, VersionOneFilesStillLoadWithoutProcesses) {
+  const Model model = SampleModel();
+  std::string bytes = EncodeModelFile(model);
+  size_t offset = 16;
+  for (int section = 0; section < 8; ++section) {
+    uint64_t stored = 0;
+    std::memcpy(&stored, bytes.data() + offset + 16, sizeof stored);
+    offset += 24 + stored;
+  }
+  bytes.resize(offset);
+  bytes[8] = 1;
+  bytes[12] = 8;
+  auto loaded = DecodeModelFile(bytes, "v1.stepscope");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_TRUE(loaded->processes().empty());
+  EXPECT_EQ(loaded->events().size(), model.events().size());
+  EXPECT_EQ(loaded->problems(), model.problems());
+  bytes[12] = 9;  // a version 1 header cannot claim the processes section
+  EXPECT_FALSE(DecodeModelFile(bytes, "v1.stepscope").ok());
 }
 
 }  // namespace

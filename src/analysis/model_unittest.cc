@@ -74,5 +74,49 @@ TEST(Model, FindsArgsByKey) {
   EXPECT_EQ(model.FindArg(model.events()[0], "pin_memory"), nullptr);
 }
 
+TEST(Model, ProcessesAreSortedMergedAndFoundByNodeAndPid) {
+  ModelBuilder builder(ModelSource::kStepscope);
+  const uint32_t a = builder.AddNode(NodeFacts{.name = "a"});
+  const uint32_t b = builder.AddNode(NodeFacts{.name = "b"});
+  ProcessFacts late;
+  late.node = b;
+  late.pid = 7;
+  late.rank = 3;
+  builder.AddProcess(late);
+  ProcessFacts first;
+  first.node = a;
+  first.pid = 9;
+  first.rank = 1;
+  builder.AddProcess(first);
+  ProcessFacts again = first;  // the same process learnt twice: known fields fill unknown ones
+  again.rank = 5;
+  again.local_rank = 1;
+  builder.AddProcess(again);
+  ProcessFacts other;
+  other.node = a;
+  other.pid = 2;
+  other.rank = 0;
+  builder.AddProcess(other);
+  ProcessFacts no_rank;
+  no_rank.node = a;
+  no_rank.pid = 4;
+  builder.AddProcess(no_rank);
+  const Model model = std::move(builder).Finish();
+  ASSERT_EQ(model.processes().size(), 4u);
+  EXPECT_EQ(model.processes()[0].pid, 2);
+  EXPECT_EQ(model.processes()[1].pid, 4);
+  EXPECT_EQ(model.processes()[2].pid, 9);
+  EXPECT_EQ(model.processes()[3].node, b);
+  const ProcessFacts* merged = model.FindProcess(a, 9);
+  ASSERT_NE(merged, nullptr);
+  EXPECT_EQ(merged->rank, 1);  // the first known value wins
+  EXPECT_EQ(merged->local_rank, 1);
+  EXPECT_EQ(model.RankOf(b, 7), 3);
+  EXPECT_EQ(model.RankOf(a, 7), -1);  // pid 7 is on node b only
+  EXPECT_EQ(model.RankOf(a, 4), -1);
+  EXPECT_EQ(model.RanksOnNode(a), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(model.RanksOnNode(b), (std::vector<int32_t>{3}));
+}
+
 }  // namespace
 }  // namespace stepscope::analysis

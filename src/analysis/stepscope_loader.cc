@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -79,6 +80,30 @@ NodeFacts FactsFromManifest(const store::NodeInfo& info, bool* final_status) {
     }
     if (facts.gpu_memory_bytes.size() != gpus.size()) facts.gpu_memory_bytes.clear();
   }
+  return facts;
+}
+
+// A rank variable the recorder copied from the environment ("ranks": {"RANK": "1", ...}, strings
+// as the environment holds them): a non-negative integer, else -1.
+int32_t RankVariable(const nlohmann::json& ranks, const char* name) {
+  const std::string text = store::JsonString(ranks, name);
+  int32_t value = -1;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size() && value >= 0 ? value : -1;
+}
+
+// What a process stream says about its process: pid, parent and the ranks torchrun gave it.
+ProcessFacts ProcessFromStream(const store::StreamInfo& stream, uint32_t node) {
+  ProcessFacts facts;
+  facts.node = node;
+  facts.pid = static_cast<int32_t>(stream.pid);
+  facts.parent_pid = stream.ppid >= 0 && stream.ppid <= INT32_MAX ? static_cast<int32_t>(stream.ppid) : -1;
+  const nlohmann::json meta = nlohmann::json::parse(stream.meta_json, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json ranks = store::JsonObject(meta, "ranks");
+  facts.rank = RankVariable(ranks, "RANK");
+  facts.local_rank = RankVariable(ranks, "LOCAL_RANK");
+  facts.world_size = RankVariable(ranks, "WORLD_SIZE");
+  facts.group_rank = RankVariable(ranks, "GROUP_RANK");
   return facts;
 }
 
@@ -250,6 +275,7 @@ Status FillFromRun(const std::string& path, ModelBuilder& builder) {
   for (size_t i = 0; i < streams.size(); ++i) {
     auto it = samples.node_index.find(streams[i].node);
     stream_node[i] = it == samples.node_index.end() ? 0 : it->second;
+    if (!streams[i].is_system && streams[i].pid >= 0) builder.AddProcess(ProcessFromStream(streams[i], stream_node[i]));
   }
 
   // Where stepscope's own profiling ran, per node: steps overlapping it are disturbed.

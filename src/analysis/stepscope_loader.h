@@ -11,6 +11,10 @@
 //            where the manifest says nothing, from the node's samples (cores = distinct
 //            cpu/cpu<N> metrics, GPUs = distinct gpu/gpu<N> metrics, GPU memory = the latest
 //            gpu/gpu<N>/memory_total_bytes).
+//   processes  one ProcessFacts per process stream: pid and parent from the stream, rank,
+//            local_rank, world_size and group_rank from its meta's "ranks" (the RANK,
+//            LOCAL_RANK, WORLD_SIZE, GROUP_RANK variables the recorder found in its environment;
+//            -1 where absent or not a non-negative integer).
 //   samples  SystemSeries keyed through vocabulary.h (SeriesKeyForMetric); times Unix ns.
 //   events   spans, instants and counters become FrameworkEvents with phase
 //            PhaseForEventName(name), pid of the recording process, tid, args converted (a

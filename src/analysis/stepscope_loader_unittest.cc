@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/detail_operators.h"
@@ -429,6 +430,48 @@ TEST_F(StepscopeLoaderTest, EventsOfTwoNodesKeepTheirNodeIndex) {
   // The window on algo-2 disturbs only algo-2's step.
   EXPECT_EQ(model->FindArg(first, "stepscope_disturbed"), nullptr);
   EXPECT_NE(model->FindArg(second, "stepscope_disturbed"), nullptr);
+}
+
+// torchrun on one node: its agent (no rank variables), two workers with the variables the
+// recorder copies into each stream's meta, and a DataLoader worker forked by rank 1.
+TEST_F(StepscopeLoaderTest, ProcessesCarryTheRanksTheirStreamsRecorded) {
+  WriteManifest("exited");
+  {
+    TestStream agent(node_, "proc-300-a", 300, false, "", 299);
+    agent.Instant(1, 500, "Lifecycle:ProcessStart");
+    TestStream rank0(node_, "proc-301-b", 301, false,
+                     R"("ranks":{"RANK":"0","LOCAL_RANK":"0","WORLD_SIZE":"2","GROUP_RANK":"0"})", 300);
+    rank0.StepBegin(1, 1000, Phase::kTrain, 0);
+    rank0.StepEnd(1, 2000, Phase::kTrain, 0);
+    TestStream rank1(node_, "proc-302-c", 302, false,
+                     R"("ranks":{"RANK":"1","LOCAL_RANK":"1","WORLD_SIZE":"2","GROUP_RANK":"0"})", 300);
+    rank1.StepBegin(1, 1000, Phase::kTrain, 0);
+    rank1.StepEnd(1, 2100, Phase::kTrain, 0);
+    TestStream worker(node_, "proc-303-d", 303, false, R"("ranks":{"RANK":"1","LOCAL_RANK":"x1","WORLD_SIZE":""})", 302);
+    worker.Begin(1, 1100, "DataLoaderWorker");
+    worker.End(1, 1200, "DataLoaderWorker");
+    TestStream system(node_, "system", 299, true);
+    system.Sample(1000, "cpu/cpu0/util_pct", 10);
+  }
+  auto model = LoadStepscopeRun(job_);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  ASSERT_EQ(model->processes().size(), 4u);  // the system stream is no process of the job
+  const ProcessFacts* agent = model->FindProcess(0, 300);
+  ASSERT_NE(agent, nullptr);
+  EXPECT_EQ(std::tie(agent->parent_pid, agent->rank, agent->local_rank, agent->world_size, agent->group_rank),
+            std::make_tuple(299, -1, -1, -1, -1));
+  const ProcessFacts* rank1 = model->FindProcess(0, 302);
+  ASSERT_NE(rank1, nullptr);
+  EXPECT_EQ(std::tie(rank1->parent_pid, rank1->rank, rank1->local_rank, rank1->world_size, rank1->group_rank),
+            std::make_tuple(300, 1, 1, 2, 0));
+  EXPECT_EQ(model->RankOf(0, 301), 0);
+  // The worker inherited RANK; values that are not non-negative integers are unknown.
+  const ProcessFacts* worker = model->FindProcess(0, 303);
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(std::tie(worker->rank, worker->local_rank, worker->world_size), std::make_tuple(1, -1, -1));
+  EXPECT_EQ(model->RanksOnNode(0), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(model->FindProcess(0, 299), nullptr);
+  EXPECT_EQ(model->RankOf(0, 299), -1);
 }
 
 TEST(StepscopeLoader, ErrorsNameThePath) {

@@ -29,17 +29,21 @@ inline std::string TestManifest(const std::string& node, const std::string& stat
 }
 
 // One stream; records go into one ring block per thread, published like the recorder's hot path.
+// `meta_extra`: more members of the stream's meta object, e.g. R"("ranks":{"RANK":"1"})" as the
+// recorder writes them for torchrun's workers.
 class TestStream {
  public:
-  TestStream(const std::string& directory, const std::string& name, int64_t pid, bool system) {
+  TestStream(const std::string& directory, const std::string& name, int64_t pid, bool system,
+             const std::string& meta_extra = "", int64_t ppid = 1) {
     store::StreamWriterOptions options;
     options.directory = directory;
     options.name = name;
     options.block_bytes = 64 + 24 * 256;
     options.block_count = 8;
     options.meta_json = std::string(R"({"kind":")") + (system ? "system" : "process") + R"(","pid":)" +
-                        std::to_string(pid) + R"(,"ppid":1,"ticks_per_ns":1.0,"clock_anchor":{"monotonic_ns":0,"realtime_ns":)" +
-                        std::to_string(kTestEpochNs) + "}}";
+                        std::to_string(pid) + R"(,"ppid":)" + std::to_string(ppid) +
+                        R"(,"ticks_per_ns":1.0,"clock_anchor":{"monotonic_ns":0,"realtime_ns":)" +
+                        std::to_string(kTestEpochNs) + "}" + (meta_extra.empty() ? "" : "," + meta_extra) + "}";
     auto writer = store::StreamWriter::Create(options);
     if (writer.ok()) writer_ = std::move(*writer);
   }

@@ -14,6 +14,7 @@
 #include "cli/rules_command.h"
 #include "compare/compare_text.h"
 #include "compare/run_facts.h"
+#include "rules/rank_step_times.h"
 #include "store/json_fields.h"
 #include "store/run_reader.h"
 
@@ -114,6 +115,27 @@ std::string JobSection(const compare::RunFacts& facts, const Painter& paint) {
   return text + WrapText(phases, "  ", 2, "  ");
 }
 
+// Per rank, for nodes that ran several (torchrun --nproc-per-node > 1); "" when none did.
+std::string RankSteps(const analysis::Model& model, const Painter& paint) {
+  const std::vector<rules::RankStepTimes> ranks = rules::CollectRankStepTimes(model);
+  if (ranks.empty()) return "";
+  std::string text = "\n" + paint.Heading("Step time per rank (ms)") + "\n";
+  text += compare::FormatLine("  %-20s %5s %-8s %-6s %7s %9s %9s %12s %12s\n", "node", "rank", "pid", "phase", "count",
+                              "p50", "p95", "backward p50", "outside p50");
+  for (const rules::RankStepTimes& rank : ranks) {
+    text += compare::FormatLine("  %-20s %5d %-8d %-6s %7zu %9.2f %9.2f %12.2f %12.2f\n",
+                                compare::FitText(model.nodes()[rank.node].name, 20).c_str(), rank.rank, rank.pid,
+                                compare::FitText(rank.phase, 6).c_str(), rank.step_ms.size(),
+                                analysis::SortedQuantile(rank.step_ms, 0.50),
+                                analysis::SortedQuantile(rank.step_ms, 0.95),
+                                analysis::SortedQuantile(rank.backward_ms, 0.50),
+                                analysis::SortedQuantile(rank.outside_backward_ms, 0.50));
+  }
+  return text + WrapText("DDP ranks wait for each other in backward (the gradient all-reduce), so their step times "
+                         "agree; the rank the others wait for spends the most time outside backward.",
+                         "  ", 2, "  ");
+}
+
 std::string StepsSection(const analysis::Model& model, const Painter& paint) {
   std::string text = "\n" + paint.Heading("Step time (ms)") + "\n";
   if (model.steps().empty()) {
@@ -132,7 +154,7 @@ std::string StepsSection(const analysis::Model& model, const Painter& paint) {
     text += compare::FormatLine("  %zu step%s that stepscope's detail windows ran in %s left out.\n", disturbed,
                    disturbed == 1 ? "" : "s", disturbed == 1 ? "is" : "are");
   }
-  return text;
+  return text + RankSteps(model, paint);
 }
 
 int SeverityRank(const std::string& severity) {

@@ -1,6 +1,7 @@
 // The terminal summary of a run: printed at the end of `stepscope run` and by
 // `stepscope summary RUN`. It shows the job's timing (start, duration, initialization /
-// training loop / finalization), step-time statistics per node and step phase, the top
+// training loop / finalization), step-time statistics per node and step phase (and per rank on
+// nodes that ran several: analysis::ProcessFacts), the top
 // findings with their recommendations (from <RUN>/rules/rules.json when the run has it, else
 // evaluated now without writing anything), stepscope's own overhead (dropped events, detail
 // window stop spans) and where the HTML report is.

@@ -91,6 +91,7 @@ TEST_F(SummaryTest, PrintsTimingStepsFindingsAndOverhead) {
       << text;
   EXPECT_NE(text.find("  worker-1                         EVAL            1      60.00"), std::string::npos) << text;
   EXPECT_NE(text.find("  1 step that stepscope's detail windows ran in is left out.\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Step time per rank"), std::string::npos) << text;  // one process, no ranks
   // Critical first; the recommendation wrapped under its arrow.
   const size_t critical = text.find("  [critical] DataloaderStarvation: The loop waits for data 40 % of each step (up to 40 % saving)\n");
   const size_t warning = text.find("  [warning] StepOutlier: Step 3 took 4 times the median (up to 10 % saving)\n");
@@ -142,6 +143,52 @@ TEST_F(SummaryTest, PrintRunSummaryReadsTheRunDirectory) {
   EXPECT_EQ(text->find('\033'), std::string::npos);  // a file is not a terminal
   EXPECT_EQ(PrintRunSummary(job_ + "/missing", out = std::fopen("/dev/null", "w")), 1);
   std::fclose(out);
+}
+
+// torchrun --nproc-per-node 2 on node "n": the agent (pid 30, no rank) and ranks 0 and 1 (pids
+// 31, 32) with 10 TRAIN steps of 50 ms; rank 1 works 30 ms before its backward, so rank 0 waits
+// those 30 ms in its own (40 ms of backward against rank 1's 10 ms).
+TEST(SummaryRanksTest, PerRankStepTimesAndTheStragglerRank) {
+  const std::string job = ::testing::TempDir() + "/summary-ranks-" + std::to_string(getpid());
+  const std::string node = job + "/n";
+  ASSERT_TRUE(CreateDirectories(node).ok());
+  ASSERT_TRUE(WriteFileAtomically(node + "/manifest.json", TestManifest("n", "exited")).ok());
+  {
+    TestStream agent(node, "proc-30-a", 30, false);
+    agent.Instant(1, 1 * kMs, "Lifecycle:ProcessStart");
+    for (int rank = 0; rank < 2; ++rank) {
+      TestStream proc(node, "proc-3" + std::to_string(rank + 1) + "-b", 31 + rank, false,
+                      R"("ranks":{"RANK":")" + std::to_string(rank) + R"(","LOCAL_RANK":")" + std::to_string(rank) +
+                          R"(","WORLD_SIZE":"2","GROUP_RANK":"0"})",
+                      30);
+      ASSERT_TRUE(proc.ok());
+      for (int i = 0; i < 10; ++i) {
+        const uint64_t t = (1000 + i * 100) * kMs;
+        const uint64_t backward_ms = rank == 0 ? 40 : 10;
+        proc.StepBegin(11, t, store::Phase::kTrain, i);
+        proc.Begin(11, t + 50 * kMs - backward_ms * kMs, "Backward");
+        proc.End(11, t + 50 * kMs, "Backward");
+        proc.StepEnd(11, t + 50 * kMs, store::Phase::kTrain, i);
+      }
+    }
+  }
+  auto model = analysis::LoadRun(job);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  SummaryOptions options;
+  options.report_path = job + "/report.html";
+  const std::string text = FormatRunSummary(*model, job, options);
+  EXPECT_NE(text.find("  n                                TRAIN          20      50.00      50.00      50.00      50.00\n"),
+            std::string::npos)
+      << text;
+  const size_t table = text.find("Step time per rank (ms)\n"
+                                 "  node                  rank pid      phase    count       p50       p95 backward p50  outside p50\n"
+                                 "  n                        0 31       TRAIN       10     50.00     50.00        40.00        10.00\n"
+                                 "  n                        1 32       TRAIN       10     50.00     50.00        10.00        40.00\n");
+  EXPECT_NE(table, std::string::npos) << text;
+  // The rules, evaluated now, name rank 1.
+  EXPECT_NE(text.find("[critical] Straggler: rank 1 on n (pid 32) is a straggler: the other ranks wait for it in"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

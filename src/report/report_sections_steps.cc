@@ -11,6 +11,7 @@
 #include "analysis/numerics.h"
 #include "analysis/vocabulary.h"
 #include "report/report_model_series.h"
+#include "rules/rank_step_times.h"
 #include "store/json_fields.h"
 
 namespace stepscope::report {
@@ -40,6 +41,29 @@ nlohmann::json OperatorRows(const analysis::Model& model, const std::unordered_m
                    {"calls", rows[i].second.calls}});
   }
   return out;
+}
+
+// Per rank and step phase on every node that ran several ranks (rules/rank_step_times.h).
+nlohmann::json RankRows(const analysis::Model& model) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const rules::RankStepTimes& rank : rules::CollectRankStepTimes(model)) {
+    rows.push_back({{"node", model.nodes()[rank.node].name},
+                    {"rank", rank.rank},
+                    {"local_rank", rank.local_rank},
+                    {"world_size", rank.world_size},
+                    {"pid", rank.pid},
+                    {"pids", rank.pids},
+                    {"phase", rank.phase},
+                    {"count", rank.step_ms.size()},
+                    {"mean_ms", analysis::Mean(rank.step_ms)},
+                    {"p50_ms", analysis::SortedQuantile(rank.step_ms, 0.50)},
+                    {"p95_ms", analysis::SortedQuantile(rank.step_ms, 0.95)},
+                    {"max_ms", rank.step_ms.back()},
+                    {"backward_p50_ms", analysis::SortedQuantile(rank.backward_ms, 0.50)},
+                    {"outside_backward_p50_ms", analysis::SortedQuantile(rank.outside_backward_ms, 0.50)},
+                    {"data_wait_share", rank.data_wait_share()}});
+  }
+  return rows;
 }
 
 }  // namespace
@@ -179,7 +203,10 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
                        {"downsampled", kept.size() < duration_ms.size()},
                        {"original_points", duration_ms.size()}}}});
   }
-  return {{"available", true}, {"nodes", std::move(nodes)}};
+  nlohmann::json ranks = RankRows(model);
+  const size_t ranks_total = ranks.size();
+  if (ranks.size() > kMaxTableRows) ranks.erase(ranks.begin() + kMaxTableRows, ranks.end());
+  return {{"available", true}, {"nodes", std::move(nodes)}, {"ranks", std::move(ranks)}, {"ranks_total", ranks_total}};
 }
 
 }  // namespace stepscope::report

@@ -1,7 +1,8 @@
 // The report model's framework sections (docs/report-model.md): "framework" (time per step
 // phase, per other framework phase, per CPU and GPU operator, bucketed as OverallFrameworkMetrics
 // does, shared/RULES.md §11, but in seconds and with call counts) and "steps" (per node and step
-// phase: duration statistics, a histogram, StepOutlier's outliers and the downsampled series).
+// phase: duration statistics, a histogram, StepOutlier's outliers and the downsampled series;
+// and, for nodes that ran several ranks, per rank and phase: count, mean, p50, p95, max).
 // Called by BuildReportModel; pure over the context.
 #pragma once
 

@@ -152,6 +152,70 @@ TEST(StepsSectionTest, ExactStatisticsHistogramAndOutliers) {
   EXPECT_EQ(train["series"]["step"], nlohmann::json::parse("[0, 1, 2, 3, 4]"));
   EXPECT_EQ(train["series"]["duration_ms"], nlohmann::json::parse("[10.0, 20.0, 30.0, 40.0, 100.0]"));
   EXPECT_EQ(train["series"]["downsampled"], false);
+  // One process, no ranks: no per-rank rows.
+  EXPECT_EQ(steps["ranks"], nlohmann::json::array());
+  EXPECT_EQ(steps["ranks_total"], 0);
+}
+
+// torchrun --nproc-per-node 2 on node "n": ranks 0 and 1 (pids 20, 21) with steps of 40 ms, rank 0
+// waiting 30 ms of each in backward; the agent (pid 19) has no rank.
+TEST(StepsSectionTest, NodesWithSeveralRanksGetPerRankRows) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  analysis::NodeFacts facts;
+  facts.name = "n";
+  const uint32_t node = builder.AddNode(facts);
+  for (int32_t pid : {19, 20, 21}) {
+    analysis::ProcessFacts process;
+    process.node = node;
+    process.pid = pid;
+    if (pid != 19) {
+      process.rank = process.local_rank = pid - 20;
+      process.world_size = 2;
+    }
+    builder.AddProcess(process);
+  }
+  for (int i = 0; i < 3; ++i) {
+    for (int32_t pid : {20, 21}) {
+      analysis::FrameworkEvent step;
+      step.node = node;
+      step.pid = pid;
+      step.start_ns = kBaseNs + i * 100 * kMs;
+      step.end_ns = step.start_ns + (40 + i) * kMs;
+      step.step = i;
+      step.phase = step.name = builder.Intern("Step:ModeKeys.TRAIN");
+      builder.AddEvent(step);
+      analysis::FrameworkEvent backward = step;
+      backward.step = -1;
+      backward.start_ns = step.start_ns + 5 * kMs;
+      backward.end_ns = backward.start_ns + (pid == 20 ? 30 : 2) * kMs;
+      backward.phase = backward.name = builder.Intern("Backward");
+      builder.AddEvent(backward);
+    }
+  }
+  Fixture f{std::move(builder).Finish()};
+  const nlohmann::json steps = BuildStepsSection(f.Context());
+  ASSERT_EQ(steps["nodes"].size(), 1u);
+  EXPECT_EQ(steps["nodes"][0]["count"], 6);  // the node's row pools its ranks
+  ASSERT_EQ(steps["ranks"].size(), 2u);
+  EXPECT_EQ(steps["ranks_total"], 2);
+  const nlohmann::json& rank0 = steps["ranks"][0];
+  EXPECT_EQ(rank0["node"], "n");
+  EXPECT_EQ(rank0["rank"], 0);
+  EXPECT_EQ(rank0["local_rank"], 0);
+  EXPECT_EQ(rank0["world_size"], 2);
+  EXPECT_EQ(rank0["pid"], 20);
+  EXPECT_EQ(rank0["pids"], nlohmann::json::array({20}));
+  EXPECT_EQ(rank0["phase"], "TRAIN");
+  EXPECT_EQ(rank0["count"], 3);
+  EXPECT_DOUBLE_EQ(rank0["p50_ms"].get<double>(), 41.0);
+  EXPECT_DOUBLE_EQ(rank0["p95_ms"].get<double>(), 41.9);
+  EXPECT_DOUBLE_EQ(rank0["max_ms"].get<double>(), 42.0);
+  EXPECT_DOUBLE_EQ(rank0["backward_p50_ms"].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(rank0["outside_backward_p50_ms"].get<double>(), 11.0);
+  const nlohmann::json& rank1 = steps["ranks"][1];
+  EXPECT_EQ(rank1["rank"], 1);
+  EXPECT_EQ(rank1["pid"], 21);
+  EXPECT_DOUBLE_EQ(rank1["outside_backward_p50_ms"].get<double>(), 39.0);
 }
 
 TEST(FrameworkSectionTest, StepPhasesOthersOperatorsAndGeneral) {

@@ -1,6 +1,7 @@
 # stepscope's own rules (RULES.md §native) and what they share.
 target_sources(stepscope_rules PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/step_facts.cc
+  ${CMAKE_CURRENT_LIST_DIR}/rank_step_times.cc
   ${CMAKE_CURRENT_LIST_DIR}/instance_catalog.cc
   ${CMAKE_CURRENT_LIST_DIR}/step_time_breakdown_rule.cc
   ${CMAKE_CURRENT_LIST_DIR}/dataloader_starvation_rule.cc

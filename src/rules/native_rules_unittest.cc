@@ -1,11 +1,16 @@
 // stepscope's own rules on small models built by hand, driven window by window as the driver does.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <memory>
+#include <span>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "analysis/model.h"
 #include "rules/builtin_rules.h"
+#include "rules/rank_step_times.h"
 
 namespace stepscope::rules {
 namespace {
@@ -43,6 +48,29 @@ class Builder {
     event.category = builder_.Intern(category);
     event.step = step;
     builder_.AddEvent(event, args);
+  }
+  // A span of process `pid` (Span's are all pid 100).
+  void ProcessSpan(uint32_t node, int32_t pid, std::string_view phase, int64_t start_ms, int64_t end_ms,
+                   int64_t step = -1, std::span<const EventArg> args = {}) {
+    FrameworkEvent event;
+    event.node = node;
+    event.pid = pid;
+    event.tid = pid;
+    event.start_ns = kT0 + start_ms * kMs;
+    event.end_ns = kT0 + end_ms * kMs;
+    event.phase = event.name = builder_.Intern(phase);
+    event.step = step;
+    builder_.AddEvent(event, args);
+  }
+  // What a torchrun worker's stream says: its rank, local rank and world size.
+  void Process(uint32_t node, int32_t pid, int32_t rank, int32_t local_rank = -1, int32_t world_size = -1) {
+    analysis::ProcessFacts facts;
+    facts.node = node;
+    facts.pid = pid;
+    facts.rank = rank;
+    facts.local_rank = local_rank;
+    facts.world_size = world_size;
+    builder_.AddProcess(facts);
   }
   void Sample(uint32_t node, std::string_view type, std::string_view name, std::string_view dimension,
               int64_t time_ms, double value) {
@@ -232,6 +260,202 @@ TEST(Straggler, TheConsistentlySlowNodeIsNamedAndOnlyIt) {
   EXPECT_EQ(report.findings[0].id, "Straggler/algo-2/TRAIN");
   EXPECT_EQ(report.details["algo-2"]["TRAIN"]["windows_slow"], 4);
   EXPECT_EQ(report.details["algo-1"]["TRAIN"]["windows_slow"], 0);
+}
+
+// A single-node DDP job, torchrun --nproc-per-node 3: pids 100..102 are ranks 0..2, each with 20
+// TRAIN steps of 100 ms that start and end together, as synchronous training makes them. Rank r
+// spends backward_ms[r] of each step in Backward (the others wait there for the slowest).
+// Besides: torchrun's agent (pid 99, no rank, no steps) and a DataLoader worker of rank 1 (pid
+// 201, rank 1 inherited, no steps).
+Model SingleNodeDdpJob(const std::array<int64_t, 3>& backward_ms,
+                       const std::array<int64_t, 3>& step_ms = {100, 100, 100}) {
+  Builder b;
+  const uint32_t node = b.Node("n");
+  b.Process(node, 99, -1);
+  b.Process(node, 201, 1, 1, 3);
+  for (int32_t rank = 0; rank < 3; ++rank) {
+    const int32_t pid = 100 + rank;
+    b.Process(node, pid, rank, rank, 3);
+    for (int i = 0; i < 20; ++i) {
+      const int64_t t = i * 200;
+      b.ProcessSpan(node, pid, "Step:ModeKeys.TRAIN", t, t + step_ms[rank], i);
+      b.ProcessSpan(node, pid, "DataLoaderIter", t, t + 5);
+      b.ProcessSpan(node, pid, "Forward", t + 5, t + 20);
+      b.ProcessSpan(node, pid, "Backward", t + 20, t + 20 + backward_ms[rank]);
+    }
+  }
+  return b.Finish();
+}
+
+TEST(Straggler, InASingleNodeJobTheRankTheOthersWaitForInBackwardIsNamed) {
+  // Rank 1 works 50 ms more before its backward; ranks 0 and 2 wait those 50 ms in theirs.
+  const Model model = SingleNodeDdpJob({70, 20, 70});
+  auto rule = MakeStragglerRule();
+  const RuleReport report = Drive(*rule, model);
+  ASSERT_EQ(report.findings.size(), 1u);
+  const Finding& finding = report.findings[0];
+  EXPECT_EQ(finding.id, "Straggler/n/rank-1/TRAIN");
+  EXPECT_EQ(finding.severity, Severity::kCritical);
+  EXPECT_NE(finding.title.find("rank 1 on n (pid 101)"), std::string::npos) << finding.title;
+  EXPECT_NE(finding.title.find("wait for it in backward"), std::string::npos) << finding.title;
+  EXPECT_NEAR(finding.estimated_saving, 0.5, 1e-9);  // 50 ms of every 100 ms step
+  ASSERT_EQ(finding.evidence.size(), 1u);
+  const Evidence& evidence = finding.evidence[0];
+  EXPECT_EQ(evidence.rank, 1);
+  EXPECT_EQ(evidence.pid, 101);
+  EXPECT_EQ(evidence.start_ns, kT0);                       // its steps, not the whole window
+  EXPECT_EQ(evidence.end_ns, kT0 + (19 * 200 + 100) * kMs);
+  EXPECT_EQ(evidence.steps.size(), 20u);
+  EXPECT_NE(evidence.what.find("outside backward 80.0 ms vs 30.0 ms"), std::string::npos) << evidence.what;
+  EXPECT_NE(evidence.what.find("+50.0 ms in the training script's own code"), std::string::npos) << evidence.what;
+  EXPECT_EQ(report.details["n"]["ranks"]["1"]["TRAIN"]["windows_slow"], 1);
+  EXPECT_EQ(report.details["n"]["ranks"]["1"]["TRAIN"]["pids"], nlohmann::json::array({101}));
+  EXPECT_EQ(report.details["n"]["ranks"]["0"]["TRAIN"]["windows_slow"], 0);
+  EXPECT_EQ(report.details["n"]["ranks"]["2"]["TRAIN"]["windows_slow"], 0);
+  // The agent and the worker have no steps: they are no members.
+  EXPECT_EQ(report.details["n"]["ranks"].size(), 3u);
+  EXPECT_EQ(report.datapoints, 3);
+  const nlohmann::json json = FullJson(report);
+  EXPECT_EQ(json["findings"][0]["evidence"][0]["rank"], 1);
+  EXPECT_EQ(json["findings"][0]["evidence"][0]["pid"], 101);
+}
+
+TEST(Straggler, RanksThatWaitAlikeAreQuiet) {
+  // 4 ms of difference outside backward is under 10 % of the 100 ms step.
+  const Model model = SingleNodeDdpJob({70, 66, 70});
+  auto rule = MakeStragglerRule();
+  const RuleReport report = Drive(*rule, model);
+  EXPECT_TRUE(report.findings.empty()) << report.findings[0].title;
+  EXPECT_EQ(report.triggered, 0);
+  EXPECT_EQ(report.details["n"]["ranks"]["1"]["TRAIN"]["windows_compared"], 1);
+  EXPECT_EQ(report.details["n"]["ranks"]["1"]["TRAIN"]["windows_slow"], 0);
+}
+
+TEST(Straggler, ARankHeldBackInBackwardIsNoStraggler) {
+  // Rank 0's steps are 20 % longer, all of it waiting in backward: it is held back, not holding
+  // the others back, and its time outside backward is theirs.
+  for (const auto& [backward_ms, step_ms] : {std::make_pair(90, 120),
+                                              // and also 15 ms more outside backward: still held back
+                                              std::make_pair(80, 125)}) {
+    const Model model = SingleNodeDdpJob({backward_ms, 70, 70}, {step_ms, 100, 100});
+    auto rule = MakeStragglerRule();
+    const RuleReport report = Drive(*rule, model);
+    EXPECT_TRUE(report.findings.empty()) << report.findings[0].title;
+    EXPECT_EQ(report.details["n"]["ranks"]["0"]["TRAIN"]["windows_slow"], 0) << step_ms;
+  }
+}
+
+TEST(Straggler, ARankWhoseStepsAreLongerIsNamedWithoutBackward) {
+  // Ranks that do not synchronise (or record no Backward): plain step time decides.
+  const Model model = SingleNodeDdpJob({0, 0, 0}, {100, 100, 150});
+  auto rule = MakeStragglerRule();
+  const RuleReport report = Drive(*rule, model);
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].id, "Straggler/n/rank-2/TRAIN");
+  EXPECT_NE(report.findings[0].title.find("50 % slower than the other ranks'"), std::string::npos)
+      << report.findings[0].title;
+  EXPECT_NEAR(report.findings[0].estimated_saving, 50.0 / 150.0, 1e-9);
+}
+
+TEST(Straggler, StepsOfProcessesWithoutARankAreLeftOutOfTheRankComparison) {
+  Builder b;
+  const uint32_t node = b.Node("n");
+  b.Process(node, 100, 0);
+  for (int i = 0; i < 10; ++i) {
+    b.ProcessSpan(node, 100, "Step:ModeKeys.TRAIN", i * 200, i * 200 + 100, i);
+    b.ProcessSpan(node, 300, "Step:ModeKeys.TRAIN", i * 200, i * 200 + 190, i);  // no rank: not compared
+  }
+  const Model model = b.Finish();
+  auto rule = MakeStragglerRule();
+  const RuleReport report = Drive(*rule, model);
+  EXPECT_TRUE(report.findings.empty());
+  EXPECT_EQ(report.datapoints, 0);
+}
+
+TEST(Straggler, MultiNodeJobsCompareNodesNotTheirRanks) {
+  // Two nodes with two ranks each; rank 1 on algo-1 works more outside backward, but nodes are
+  // compared by their pooled step times, which agree.
+  Builder b;
+  const uint32_t nodes[] = {b.Node("algo-1"), b.Node("algo-2")};
+  for (uint32_t n = 0; n < 2; ++n) {
+    for (int32_t local = 0; local < 2; ++local) {
+      const int32_t pid = 100 + local;
+      b.Process(nodes[n], pid, static_cast<int32_t>(n) * 2 + local, local, 4);
+      for (int i = 0; i < 10; ++i) {
+        b.ProcessSpan(nodes[n], pid, "Step:ModeKeys.TRAIN", i * 200, i * 200 + 100, i);
+        b.ProcessSpan(nodes[n], pid, "Backward", i * 200 + 20, i * 200 + (n == 0 && local == 1 ? 30 : 90));
+      }
+    }
+  }
+  const Model model = b.Finish();
+  auto rule = MakeStragglerRule();
+  const RuleReport report = Drive(*rule, model);
+  EXPECT_TRUE(report.findings.empty());
+  EXPECT_EQ(report.details["algo-1"]["TRAIN"]["windows_compared"], 1);
+  EXPECT_FALSE(report.details["algo-1"].contains("ranks"));
+}
+
+TEST(Straggler, ARunShorterThanPatienceNeedsEveryOneOfItsWindows) {
+  // patience 3 windows; the run has 2 (10 s each). Slow in both: named; slow in one: not.
+  for (const bool slow_in_both : {true, false}) {
+    Builder b;
+    const uint32_t fast = b.Node("algo-1");
+    const uint32_t slow = b.Node("algo-2");
+    for (int i = 0; i < 20; ++i) {
+      b.Span(fast, "Step:ModeKeys.TRAIN", i * 1000, i * 1000 + 600, i);
+      b.Span(slow, "Step:ModeKeys.TRAIN", i * 1000, i * 1000 + (i < 10 || slow_in_both ? 900 : 600), i);
+    }
+    const Model model = b.Finish();
+    auto rule = MakeStragglerRule();
+    const RuleReport report = Drive(*rule, model, 10'000);
+    EXPECT_EQ(report.details["algo-2"]["TRAIN"]["windows_compared"], 2);
+    ASSERT_EQ(report.findings.size(), slow_in_both ? 1u : 0u) << slow_in_both;
+    if (slow_in_both) EXPECT_EQ(report.findings[0].id, "Straggler/algo-2/TRAIN");
+  }
+}
+
+TEST(RankStepTimes, NodesWithSeveralRanksGetOneRowPerRankAndPhase) {
+  Builder b;
+  const uint32_t node = b.Node("n");
+  const uint32_t single = b.Node("solo");  // one rank: no rows
+  b.Process(node, 99, -1);                 // torchrun's agent
+  b.Process(node, 100, 0, 0, 2);
+  b.Process(node, 101, 1, 1, 2);
+  b.Process(single, 500, 2, 0, 2);
+  const EventArg disturbed[] = {b.raw().IntArg("stepscope_disturbed", 1)};
+  for (int i = 0; i < 4; ++i) {
+    const int64_t t = i * 100;
+    b.ProcessSpan(node, 100, "Step:ModeKeys.TRAIN", t, t + 40, i, i == 3 ? disturbed : std::span<const EventArg>{});
+    b.ProcessSpan(node, 100, "DataLoaderIter", t, t + 10);
+    b.ProcessSpan(node, 100, "Backward", t + 10, t + 40);
+    b.ProcessSpan(node, 101, "Step:ModeKeys.TRAIN", t, t + 40, i);
+    b.ProcessSpan(node, 101, "Backward", t + 30, t + 35);
+    b.ProcessSpan(single, 500, "Step:ModeKeys.TRAIN", t, t + 40, i);
+  }
+  b.ProcessSpan(node, 101, "Step:ModeKeys.EVAL", 500, 520, 0);
+  const Model model = b.Finish();
+  const std::vector<RankStepTimes> ranks = CollectRankStepTimes(model);
+  ASSERT_EQ(ranks.size(), 3u);
+  EXPECT_EQ(std::tie(ranks[0].rank, ranks[0].phase, ranks[0].pid), std::make_tuple(0, std::string("TRAIN"), 100));
+  EXPECT_EQ(ranks[0].step_ms.size(), 3u);  // the disturbed step is left out
+  EXPECT_EQ(ranks[0].backward_ms, std::vector<double>({30, 30, 30}));
+  EXPECT_EQ(ranks[0].outside_backward_ms, std::vector<double>({10, 10, 10}));
+  EXPECT_DOUBLE_EQ(ranks[0].data_wait_share(), 0.25);
+  EXPECT_EQ(ranks[0].local_rank, 0);
+  EXPECT_EQ(ranks[0].world_size, 2);
+  EXPECT_EQ(std::tie(ranks[1].rank, ranks[1].phase), std::make_tuple(1, std::string("EVAL")));
+  EXPECT_EQ(std::tie(ranks[2].rank, ranks[2].phase), std::make_tuple(1, std::string("TRAIN")));
+  EXPECT_EQ(ranks[2].outside_backward_ms, std::vector<double>({35, 35, 35, 35}));
+  EXPECT_EQ(ranks[2].pids, std::vector<int32_t>({101}));
+  for (const RankStepTimes& rank : ranks) EXPECT_EQ(rank.node, node);
+}
+
+TEST(RankStepTimes, NoNodeWithSeveralRanksGivesNothing) {
+  Builder b;
+  const uint32_t node = b.Node("n");
+  b.Process(node, 100, 0, 0, 1);
+  b.ProcessSpan(node, 100, "Step:ModeKeys.TRAIN", 0, 40, 0);
+  EXPECT_TRUE(CollectRankStepTimes(b.Finish()).empty());
 }
 
 TEST(SyncHeavy, StepsBlockedInSynchronizationsTrigger) {

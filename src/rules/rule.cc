@@ -122,9 +122,13 @@ nlohmann::json FullJson(const RuleReport& report) {
         activity.push_back({{"kind", share.kind}, {"name", share.name}, {"total_ns", share.total_ns},
                             {"share", share.share}});
       }
-      evidence.push_back({{"node", item.node}, {"start_ns", item.start_ns}, {"end_ns", item.end_ns},
-                          {"step_phase", item.step_phase}, {"steps", item.steps}, {"what", item.what},
-                          {"top_activity", activity}});
+      nlohmann::json entry = {{"node", item.node}, {"start_ns", item.start_ns}, {"end_ns", item.end_ns},
+                              {"step_phase", item.step_phase}, {"steps", item.steps}, {"what", item.what},
+                              {"top_activity", activity}};
+      // Only evidence about one rank or process has these (Straggler's ranks).
+      if (item.rank >= 0) entry["rank"] = item.rank;
+      if (item.pid >= 0) entry["pid"] = item.pid;
+      evidence.push_back(std::move(entry));
     }
     findings.push_back({{"id", finding.id}, {"rule", finding.rule}, {"severity", SeverityName(finding.severity)},
                         {"title", finding.title}, {"recommendation", finding.recommendation},

@@ -76,6 +76,8 @@ struct ActivityShare {
 };
 struct Evidence {
   std::string node;
+  int32_t rank = -1;             // the rank concerned (ProcessFacts::rank); -1 when not about one
+  int64_t pid = -1;              // its process; -1 when not about one
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   std::string step_phase;        // "TRAIN", ... ("" when not about steps)

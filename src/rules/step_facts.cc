@@ -74,6 +74,7 @@ std::vector<StepFacts> CollectStepFacts(const Window& window) {
     StepFacts facts;
     facts.node = step.node;
     facts.pid = step.pid;
+    facts.rank = model.RankOf(step.node, step.pid);
     facts.phase = std::string(StepPhaseName(phase));
     facts.number = step.step;
     facts.start_ns = step.start_ns;

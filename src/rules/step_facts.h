@@ -21,6 +21,7 @@ std::string_view StepPhaseName(std::string_view phase);
 struct StepFacts {
   uint32_t node = 0;
   int32_t pid = 0;
+  int32_t rank = -1;        // the process's rank (analysis::ProcessFacts), -1 when not distributed
   std::string phase;        // "TRAIN", "EVAL", ...
   int64_t number = -1;
   int64_t start_ns = 0;

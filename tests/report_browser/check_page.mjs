@@ -60,9 +60,27 @@ try {
   page.on("pageerror", (error) => result.page_errors.push(String(error)));
   await page.goto(pathToFileURL(resolve(report)).href, { waitUntil: "load" });
   // Unfold every <details> as a reader would, so the charts inside get a size. Charts are drawn
-  // without animation; a short wait lets the ResizeObserver-driven redraws land.
+  // without animation, but a chart resizes to its newly laid-out box in a later frame: wait until
+  // every laid-out canvas has a drawing buffer of its box's size with something drawn in it.
+  // Frame by frame, not for a fixed time, so a loaded machine only makes this slower. The limit
+  // only keeps a chart that never draws from hanging the test: the checks below then say which.
   await page.evaluate(() => document.querySelectorAll("details").forEach((d) => { d.open = true; }));
-  await page.waitForTimeout(300);
+  await page
+    .waitForFunction(
+      () =>
+        [...document.querySelectorAll("canvas")].every((canvas) => {
+          if (canvas.clientWidth === 0 || canvas.clientHeight === 0) return true;
+          const scale = window.devicePixelRatio || 1;
+          if (canvas.width !== Math.floor(canvas.clientWidth * scale)) return false;
+          if (canvas.height !== Math.floor(canvas.clientHeight * scale)) return false;
+          const pixels = canvas.getContext("2d")?.getImageData(0, 0, canvas.width, canvas.height).data ?? [];
+          for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) return true;
+          return false;
+        }),
+      null,
+      { polling: "raf", timeout: 120_000 },
+    )
+    .catch(() => {});
   await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
   Object.assign(result, await page.evaluate(() => {
     const sections = [...document.querySelectorAll("section[data-section]")].map((s) => ({

@@ -98,6 +98,10 @@ def test_one_node_without_gpu(render_html, open_page):
     # Findings show their evidence.
     assert "node vm · TRAIN · steps 12, 13, 14 · 10 s – 12 s after start" in page["body_text"]
     assert "Recommendation: Raise DataLoader num_workers to 4." in page["body_text"]
+    # Two ranks on the node: the per-rank table, and evidence that names the rank and its pid.
+    assert "Step time per rank" in page["body_text"]
+    assert "vm\t1\t1\t4243\tTRAIN\t20\t31.4 ms\t30.1 ms\t33.2 ms\t72.9 ms\t4 ms\t26.1 ms\t4%" in page["body_text"]
+    assert "node vm · rank 1 · pid 4243 · TRAIN · steps 0, 1, 2 · 10 s – 12 s after start" in page["body_text"]
 
 
 def test_many_nodes_with_gpus(render_html, open_page):

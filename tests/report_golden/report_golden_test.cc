@@ -220,5 +220,73 @@ TEST(ReportGoldenTest, TinyStepscopeRun) {
   CheckGolden("stepscope_tiny", normalized);
 }
 
+// torchrun --nproc-per-node 2 on node "vm": the agent (pid 300, no rank), ranks 0 and 1 (pids
+// 301, 302) with 20 TRAIN steps of 40 ms that start and end together, and a DataLoader worker of
+// rank 1 (pid 303). Rank 1 spends 25 ms of each step in its own code before forward; rank 0
+// waits those 25 ms in backward (DDP's all-reduce). System samples every 100 ms over 0-2 s.
+void WriteTwoRankRun(const std::string& job) {
+  using analysis::testing::kTestEpochNs;
+  using analysis::testing::TestStream;
+  const std::string node = job + "/vm";
+  ASSERT_TRUE(CreateDirectories(node).ok());
+  constexpr int64_t kMs = 1'000'000;
+  const std::string extra =
+      R"("job":"ddp","command":["torchrun","--nproc-per-node","2","train_ddp.py"],"start_time_ns":)" +
+      std::to_string(kTestEpochNs) + R"(,"end_time_ns":)" + std::to_string(kTestEpochNs + 2000 * kMs) +
+      R"(,"exit":{"code":0},"ended":"exited with code 0","hosts":["vm"],"capabilities":{"gpu":{"available":false,)"
+      R"("reason":"no NVIDIA driver"},"tick_clock":"tsc"})";
+  ASSERT_TRUE(WriteFileAtomically(node + "/manifest.json", analysis::testing::TestManifest("vm", "exited", extra)).ok());
+  {
+    TestStream system(node, "system", 299, /*system=*/true);
+    ASSERT_TRUE(system.ok());
+    for (int i = 0; i <= 20; ++i) {
+      const uint64_t t = static_cast<uint64_t>(i) * 100 * kMs;
+      system.Sample(t, "cpu/cpu0/util_pct", 50 + (i * 7) % 40);
+      system.Sample(t, "cpu/cpu1/util_pct", 40 + (i * 11) % 50);
+      system.Sample(t, "memory/used_pct", 30);
+    }
+  }
+  TestStream agent(node, "proc-300-a", 300, /*system=*/false, "", 299);
+  agent.Instant(1, 10 * kMs, "Lifecycle:ProcessStart");
+  auto ranks = [](int rank) {
+    return R"("ranks":{"RANK":")" + std::to_string(rank) + R"(","LOCAL_RANK":")" + std::to_string(rank) +
+           R"(","WORLD_SIZE":"2","GROUP_RANK":"0"})";
+  };
+  TestStream rank0(node, "proc-301-b", 301, /*system=*/false, ranks(0), 300);
+  TestStream rank1(node, "proc-302-c", 302, /*system=*/false, ranks(1), 300);
+  TestStream worker(node, "proc-303-d", 303, /*system=*/false, ranks(1), 302);
+  ASSERT_TRUE(rank0.ok() && rank1.ok() && worker.ok());
+  for (int step = 0; step < 20; ++step) {
+    const uint64_t t = (500 + step * 50) * kMs;
+    for (TestStream* proc : {&rank0, &rank1}) {
+      const uint64_t own = proc == &rank1 ? 25 * kMs : 0;  // rank 1's extra work
+      proc->StepBegin(11, t, store::Phase::kTrain, step);
+      proc->Begin(11, t, "DataLoaderIter");
+      proc->End(11, t + 2 * kMs, "DataLoaderIter");
+      proc->Begin(11, t + 2 * kMs + own, "Forward");
+      proc->End(11, t + 7 * kMs + own, "Forward");
+      proc->Begin(11, t + 7 * kMs + own, "Backward");
+      proc->End(11, t + 37 * kMs, "Backward");
+      proc->Begin(11, t + 37 * kMs, "OptimizerStep");
+      proc->End(11, t + 39 * kMs, "OptimizerStep");
+      proc->StepEnd(11, t + 40 * kMs, store::Phase::kTrain, step);
+    }
+    worker.Begin(1, t, "DataLoaderWorker");
+    worker.End(1, t + 1 * kMs, "DataLoaderWorker");
+  }
+}
+
+TEST(ReportGoldenTest, TwoRanksOnOneNode) {
+  const std::string job = ::testing::TempDir() + "/report-golden-" + std::to_string(getpid()) + "/ddp";
+  WriteTwoRankRun(job);
+  if (HasFatalFailure()) return;
+  auto document = cli::BuildRunReportModel(job, 0);
+  ASSERT_TRUE(document.ok()) << document.status().message();
+  nlohmann::json normalized = Normalized(*document, job, "<RUN>");
+  normalized["generated_by"] = "stepscope test";
+  if (normalized["overhead"].contains("bytes_on_disk")) normalized["overhead"]["bytes_on_disk"] = "<bytes>";
+  CheckGolden("stepscope_two_ranks", normalized);
+}
+
 }  // namespace
 }  // namespace stepscope

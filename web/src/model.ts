@@ -105,6 +105,8 @@ export interface TopActivity {
 
 export interface Evidence {
   node?: string;
+  rank?: number;
+  pid?: number;
   start_ns?: number;
   end_ns?: number;
   steps?: number[];
@@ -144,8 +146,29 @@ export interface StepStats {
   series?: { step?: number[]; duration_ms?: number[]; downsampled?: boolean; original_points?: number };
 }
 
+// One rank's step times on a node that ran several ranks (torchrun --nproc-per-node > 1).
+export interface RankStepStats {
+  node?: string;
+  rank?: number;
+  local_rank?: number;
+  world_size?: number;
+  pid?: number;
+  pids?: number[];
+  phase?: string;
+  count?: number;
+  mean_ms?: number;
+  p50_ms?: number;
+  p95_ms?: number;
+  max_ms?: number;
+  backward_p50_ms?: number;
+  outside_backward_p50_ms?: number;
+  data_wait_share?: number;
+}
+
 export interface Steps extends Availability {
   nodes?: StepStats[];
+  ranks?: RankStepStats[];
+  ranks_total?: number;
 }
 
 export interface GpuStats {

@@ -43,6 +43,12 @@ class Run:
     def nodes(self):
         return self.model.nodes
 
+    @property
+    def processes(self):
+        """The run's processes with their place in a distributed job: [{node, pid, parent_pid,
+        rank, local_rank, world_size, group_rank}], -1 where unknown (model.h ProcessFacts)."""
+        return self.model.processes
+
 
 class SystemMetricsReader:
     """System samples by time range, as SageMaker's SystemMetricsReader."""

@@ -70,6 +70,8 @@ function renderFinding(finding: Finding, startNs: number | undefined): HTMLEleme
     for (const item of evidence.slice(0, 20)) {
       const where = [
         item.node ? `node ${item.node}` : null,
+        isNumber(item.rank) ? `rank ${item.rank}` : null,
+        isNumber(item.pid) ? `pid ${item.pid}` : null,
         item.step_phase ? `${item.step_phase}` : null,
         item.steps && item.steps.length > 0 ? stepList(item.steps) : null,
         isNumber(item.start_ns) ? `${formatOffset(item.start_ns, startNs)} – ${formatOffset(item.end_ns, startNs)} after start` : null,

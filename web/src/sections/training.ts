@@ -3,8 +3,8 @@
 
 import { barChart, downsampleNote, histogramChart, lineChart } from "../charts";
 import { renderDetails } from "../details";
-import { asArray, el, formatMs, formatNumber, isNumber, section, table } from "../dom";
-import type { GpuSection, GpuStats, ReportDocument, StepStats } from "../model";
+import { asArray, el, formatMs, formatNumber, formatShare, isNumber, para, section, table } from "../dom";
+import type { GpuSection, GpuStats, RankStepStats, ReportDocument, StepStats } from "../model";
 
 export function renderSteps(doc: ReportDocument): HTMLElement {
   const steps = doc.steps;
@@ -21,6 +21,28 @@ export function renderSteps(doc: ReportDocument): HTMLElement {
     })),
     { title: "Outliers", value: (s) => asArray(s.outliers).length, numeric: true },
   ], rows));
+  const ranks = asArray(steps?.ranks);
+  if (ranks.length > 0) {
+    shell.body.append(el("h3", { text: "Step time per rank" }));
+    shell.body.append(para("Nodes that ran several ranks (torchrun --nproc-per-node > 1), rank by rank. DDP ranks wait for each other in backward (the gradient all-reduce), so their step times agree; the rank the others wait for spends the most time outside backward, and the Straggler rule names it.", "note"));
+    shell.body.append(table<RankStepStats>([
+      { title: "Node", value: (r) => r.node, format: (v) => String(v ?? "?") },
+      { title: "Rank", value: (r) => r.rank, numeric: true },
+      { title: "Local rank", value: (r) => r.local_rank, format: (v) => (isNumber(v) && v >= 0 ? String(v) : "–"), numeric: true },
+      { title: "PID", value: (r) => asArray(r.pids).join(", "), format: (v) => String(v ?? "") },
+      { title: "Phase", value: (r) => r.phase, format: (v) => String(v ?? "?") },
+      { title: "Steps", value: (r) => r.count, numeric: true },
+      ...(["mean_ms", "p50_ms", "p95_ms", "max_ms"] as const).map((key) => ({
+        title: key.replace(/_ms$/, ""), value: (r: RankStepStats) => r[key], format: formatMs, numeric: true,
+      })),
+      { title: "backward p50", value: (r) => r.backward_p50_ms, format: formatMs, numeric: true },
+      { title: "outside backward p50", value: (r) => r.outside_backward_p50_ms, format: formatMs, numeric: true },
+      { title: "Data wait", value: (r) => r.data_wait_share, format: formatShare, numeric: true },
+    ], ranks));
+    if (isNumber(steps?.ranks_total) && steps.ranks_total > ranks.length) {
+      shell.body.append(para(`Showing ${ranks.length} of ${steps.ranks_total} rank rows.`, "note"));
+    }
+  }
   for (const stats of rows) {
     const name = `${stats.node ?? "?"} · ${stats.phase ?? "?"}`;
     shell.body.append(el("h3", { text: `Node ${name}` }));

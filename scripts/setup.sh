@@ -56,6 +56,23 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2
 fi
 
+# The virtual environment: made once from Debian's interpreter, refilled whenever
+# requirements/dev.txt changes (a stamp holds the hash of the file it was filled from). Made
+# before the build folder is configured: CMake registers the torch 2.x test lane only when the
+# venv's interpreter exists.
+venv=${STEPSCOPE_VENV:-$PWD/.venv}
+if [ ! -x "$venv/bin/python" ]; then
+  log "creating the virtual environment $venv..."
+  /usr/bin/python3 -m venv "$venv" || die "cannot create $venv (is python3-venv installed?)"
+fi
+lock_hash=$(sha256sum requirements/dev.txt | cut -d' ' -f1)
+if [ "$(cat "$venv/.stepscope-requirements" 2>/dev/null)" != "$lock_hash" ]; then
+  log "installing requirements/dev.txt into $venv (torch 2.x is about 3 GB the first time)..."
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+    -r requirements/dev.txt </dev/null >&2 || die "pip could not install requirements/dev.txt into $venv"
+  echo "$lock_hash" >"$venv/.stepscope-requirements"
+fi
+
 # The same objects are compiled for the build folder and for the wheel: ccache makes the second
 # compile a copy (paths below the repo root are hashed relative to it).
 if command -v ccache >/dev/null; then
@@ -73,6 +90,7 @@ configure_args=(
   -DCMAKE_BUILD_TYPE="$build_type"
   "${launcher_args[@]}"
   -DPython3_EXECUTABLE=/usr/bin/python3
+  -DSTEPSCOPE_VENV_PYTHON="$venv/bin/python"
   -DCMAKE_INSTALL_MESSAGE=LAZY
   "${extra_args[@]}"
 )
@@ -95,21 +113,6 @@ cmake --build "$build_dir" -j "$(nproc)" >&2 || die "build failed (see the compi
 
 log "installing..."
 "${sudo[@]}" cmake --install "$build_dir" >&2 || die "cmake --install $build_dir failed"
-
-# The virtual environment: made once from Debian's interpreter, refilled whenever
-# requirements/dev.txt changes (a stamp holds the hash of the file it was filled from).
-venv=${STEPSCOPE_VENV:-$PWD/.venv}
-if [ ! -x "$venv/bin/python" ]; then
-  log "creating the virtual environment $venv..."
-  /usr/bin/python3 -m venv "$venv" || die "cannot create $venv (is python3-venv installed?)"
-fi
-lock_hash=$(sha256sum requirements/dev.txt | cut -d' ' -f1)
-if [ "$(cat "$venv/.stepscope-requirements" 2>/dev/null)" != "$lock_hash" ]; then
-  log "installing requirements/dev.txt into $venv (torch 2.x is about 3 GB the first time)..."
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    -r requirements/dev.txt </dev/null >&2 || die "pip could not install requirements/dev.txt into $venv"
-  echo "$lock_hash" >"$venv/.stepscope-requirements"
-fi
 
 # The wheel, as a user builds it (`pip install .`), without build isolation so that it builds
 # with the pinned scikit-build-core and pybind11; its CMake folder is build-wheel/. Built into

@@ -38,15 +38,15 @@ TickSource CurrentTickSource() {
   return internal::g_ticks_use_tsc ? TickSource::kTsc : TickSource::kMonotonicNs;
 }
 
-ClockPair ReadClockPair() {
+ClockPair ReadClockPair(const ClockReaders& readers) {
   // Bracket the monotonic read with two tick reads and keep the tightest of a few tries, so
   // the pair's error is bounded by the (small) bracket width.
   ClockPair best{};
   uint64_t best_width = UINT64_MAX;
   for (int i = 0; i < 5; ++i) {
-    uint64_t before = ReadTicks();
-    uint64_t mono = MonotonicNowNs();
-    uint64_t after = ReadTicks();
+    uint64_t before = readers.ticks();
+    uint64_t mono = readers.monotonic_ns();
+    uint64_t after = readers.ticks();
     if (after - before < best_width) {
       best_width = after - before;
       best = {before + (after - before) / 2, mono};
@@ -57,10 +57,14 @@ ClockPair ReadClockPair() {
 
 double MeasureTicksPerNs(uint64_t spin_ns) {
   if (CurrentTickSource() == TickSource::kMonotonicNs) return 1.0;
-  ClockPair start = ReadClockPair();
-  while (MonotonicNowNs() - start.monotonic_ns < spin_ns) {
+  return MeasureTicksPerNs(spin_ns, ClockReaders{});
+}
+
+double MeasureTicksPerNs(uint64_t spin_ns, const ClockReaders& readers) {
+  ClockPair start = ReadClockPair(readers);
+  while (readers.monotonic_ns() - start.monotonic_ns < spin_ns) {
   }
-  ClockPair end = ReadClockPair();
+  ClockPair end = ReadClockPair(readers);
   double ns = static_cast<double>(end.monotonic_ns - start.monotonic_ns);
   if (ns <= 0) return 1.0;
   return static_cast<double>(end.ticks - start.ticks) / ns;

@@ -54,10 +54,22 @@ struct ClockPair {
   uint64_t ticks = 0;
   uint64_t monotonic_ns = 0;
 };
-ClockPair ReadClockPair();
+
+// The two clocks ReadClockPair() and MeasureTicksPerNs() read: the real ones unless a test
+// passes scripted readers to check how the reads are combined.
+struct ClockReaders {
+  uint64_t (*ticks)() = ReadTicks;
+  uint64_t (*monotonic_ns)() = MonotonicNowNs;
+};
+
+// Brackets a monotonic read with two tick reads, a few times, and keeps the narrowest bracket:
+// its middle tick and the monotonic read it holds.
+ClockPair ReadClockPair(const ClockReaders& readers = {});
 
 // Ticks per nanosecond measured over about `spin_ns` of busy waiting; 1.0 for kMonotonicNs.
 double MeasureTicksPerNs(uint64_t spin_ns);
+// The same measurement between two ReadClockPair(readers), whatever the tick source.
+double MeasureTicksPerNs(uint64_t spin_ns, const ClockReaders& readers);
 
 // Converts ticks to monotonic ns with a line through two calibration pairs (or one pair and
 // a rate). Readers build one from a stream's calibration records.

@@ -3,12 +3,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <utility>
 
-#include "base/clock.h"
 #include "base/duration.h"
 #include "base/file_system.h"
 #include "cli/ctl_command.h"
@@ -25,12 +23,13 @@ constexpr int64_t kMtimeGranularityNs = 1'000'000'000;
 }  // namespace
 
 ControlWatcher::ControlWatcher(std::string node_dir, int64_t current_interval_ns, IntervalSetter set_interval,
-                               Recorder record, int64_t poll_interval_ns)
+                               Recorder record, int64_t poll_interval_ns, WaitClock* clock)
     : control_dir_(std::move(node_dir) + "/control"),
       interval_ns_(current_interval_ns),
       set_interval_(std::move(set_interval)),
       record_(std::move(record)),
-      poll_interval_ns_(poll_interval_ns) {}
+      poll_interval_ns_(poll_interval_ns),
+      clock_(clock) {}
 
 ControlWatcher::~ControlWatcher() { Stop(); }
 
@@ -60,7 +59,7 @@ void ControlWatcher::Run() {
     lock.unlock();
     PollOnce();
     lock.lock();
-    wake_.wait_for(lock, std::chrono::nanoseconds(poll_interval_ns_), [this] { return stop_requested_; });
+    clock_->WaitUntil(lock, wake_, clock_->MonotonicNs() + poll_interval_ns_, [this] { return stop_requested_; });
   }
 }
 
@@ -73,7 +72,7 @@ void ControlWatcher::PollOnce() {
   const bool coarse = mtime_ns % kMtimeGranularityNs == 0;
   if (mtime_ns == seen_mtime_ns_ && !(coarse && mtime_ns >= listed_at_ns_ - kMtimeGranularityNs)) return;
   seen_mtime_ns_ = mtime_ns;
-  listed_at_ns_ = static_cast<int64_t>(RealtimeNowNs());
+  listed_at_ns_ = clock_->RealtimeNs();
   ++listings_;
 
   LocalFileSystem fs;
@@ -99,7 +98,7 @@ void ControlWatcher::PollOnce() {
 nlohmann::json ControlWatcher::Apply(int64_t sequence, const std::string& path) {
   nlohmann::json entry = {{"sequence", sequence}, {"time_ns", nullptr}, {"changes", nlohmann::json::object()}};
   auto fail = [&](const std::string& message) {
-    entry["applied_at_ns"] = static_cast<int64_t>(RealtimeNowNs());
+    entry["applied_at_ns"] = clock_->RealtimeNs();
     entry["error"] = "'" + path + "': " + message + "; write control files with `stepscope ctl`";
     return entry;
   };
@@ -141,7 +140,7 @@ nlohmann::json ControlWatcher::Apply(int64_t sequence, const std::string& path) 
     interval_ns_ = *interval_ns;
   }
   if (!detail.is_null()) entry["changes"]["detail"] = detail;
-  entry["applied_at_ns"] = static_cast<int64_t>(RealtimeNowNs());
+  entry["applied_at_ns"] = clock_->RealtimeNs();
   return entry;
 }
 

@@ -11,6 +11,9 @@
 // Cheap by design: each poll is one stat() of the directory; it is listed only when its mtime
 // changed (or changed so recently that a coarse-grained mtime could hide a second file).
 //
+// Its period and the times it records come from a WaitClock (base/wait_clock.h): the system's
+// clocks, or a manual one in tests.
+//
 // Threading: Start()/Stop() from one thread. The callbacks run on the watcher thread only, one
 // at a time; the caller must not touch what `record` touches between Start() and Stop().
 #pragma once
@@ -26,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "base/wait_clock.h"
 
 namespace stepscope::cli {
 
@@ -36,8 +40,9 @@ class ControlWatcher {
   // Receives the manifest entry of each control file handled.
   using Recorder = std::function<void(const nlohmann::json& entry)>;
 
+  // `clock` (not owned) must outlive the watcher.
   ControlWatcher(std::string node_dir, int64_t current_interval_ns, IntervalSetter set_interval, Recorder record,
-                 int64_t poll_interval_ns = 1'000'000'000);
+                 int64_t poll_interval_ns = 1'000'000'000, WaitClock* clock = &SystemWaitClock());
   ~ControlWatcher();  // Stop()s.
 
   ControlWatcher(const ControlWatcher&) = delete;
@@ -64,6 +69,7 @@ class ControlWatcher {
   const IntervalSetter set_interval_;
   const Recorder record_;
   const int64_t poll_interval_ns_;
+  WaitClock* const clock_;
 
   // Watcher thread only (or the caller of PollOnce while stopped).
   int64_t last_sequence_ = 0;

@@ -5,21 +5,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
+#include <mutex>
 
 #include "base/file_system.h"
+#include "base/test/manual_wait_clock.h"
 #include "cli/ctl_command.h"
 
 namespace stepscope::cli {
 namespace {
 
+constexpr int64_t kSecondNs = 1'000'000'000;
+// The watcher's "now" (its WaitClock's Unix time): a whole second and 300 ms.
+constexpr int64_t kNowSeconds = 1'700'000'000;
+constexpr int64_t kNowNs = kNowSeconds * kSecondNs + 300'000'000;
+
 class ControlWatcherTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    clock_.SetRealtimeNs(kNowNs);
     node_ = ::testing::TempDir() + "/watch-" + std::to_string(getpid()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::filesystem::remove_all(node_);
@@ -31,9 +36,9 @@ class ControlWatcherTest : public ::testing::Test {
     ASSERT_TRUE(WriteFileAtomically(node_ + "/control/" + std::to_string(sequence) + ".json", text).ok());
   }
 
-  // Moves the directory's mtime into the past, as if the last change were long ago.
-  void AgeDirectory() {
-    timespec times[2] = {{0, UTIME_OMIT}, {time(nullptr) - 60, 0}};
+  // Sets the directory's mtime, as a file system keeping `nanoseconds` = 0 (whole seconds) would.
+  void SetDirectoryMtime(int64_t seconds, long nanoseconds) {
+    timespec times[2] = {{0, UTIME_OMIT}, {static_cast<time_t>(seconds), nanoseconds}};
     ASSERT_EQ(utimensat(AT_FDCWD, (node_ + "/control").c_str(), times, 0), 0);
   }
 
@@ -44,9 +49,10 @@ class ControlWatcherTest : public ::testing::Test {
           applied_.push_back(interval_ns);
           return interval_ns == 20'000'000 ? InvalidArgumentError("refused for the test") : OkStatus();
         },
-        [this](const nlohmann::json& entry) { entries_.push_back(entry); }, poll_interval_ns);
+        [this](const nlohmann::json& entry) { entries_.push_back(entry); }, poll_interval_ns, &clock_);
   }
 
+  ManualWaitClock clock_;
   std::string node_;
   std::vector<int64_t> applied_;
   std::vector<nlohmann::json> entries_;
@@ -63,7 +69,7 @@ TEST_F(ControlWatcherTest, AppliesIntervalsInSequenceOrderAndRecordsEach) {
   EXPECT_EQ(entries_[0]["time_ns"], 10);
   EXPECT_EQ(entries_[0]["changes"], nlohmann::json({{"interval_ns", 100'000'000}, {"previous_interval_ns", 500'000'000}}));
   EXPECT_EQ(entries_[1]["changes"]["previous_interval_ns"], 100'000'000);
-  EXPECT_GT(entries_[1]["applied_at_ns"].get<int64_t>(), 0);
+  EXPECT_EQ(entries_[1]["applied_at_ns"], kNowNs);
   EXPECT_FALSE(entries_[1].contains("error"));
 
   // Already applied files are not applied again.
@@ -73,7 +79,7 @@ TEST_F(ControlWatcherTest, AppliesIntervalsInSequenceOrderAndRecordsEach) {
 
 TEST_F(ControlWatcherTest, ListsTheDirectoryOnlyWhenItChanged) {
   WriteControl(1, R"({"sequence": 1, "time_ns": 10, "interval_ns": 100000000})");
-  AgeDirectory();
+  SetDirectoryMtime(kNowSeconds - 60, 0);  // a minute old: no newer file can hide behind it
   auto watcher = MakeWatcher();
   watcher->PollOnce();
   EXPECT_EQ(watcher->listings(), 1u);
@@ -89,8 +95,7 @@ TEST_F(ControlWatcherTest, ListsTheDirectoryOnlyWhenItChanged) {
 
 TEST_F(ControlWatcherTest, AFineGrainedMtimeThatDidNotChangeCostsOneStat) {
   WriteControl(1, R"({"sequence": 1, "time_ns": 10, "interval_ns": 100000000})");
-  timespec times[2] = {{0, UTIME_OMIT}, {time(nullptr), 123}};  // now, not a whole second
-  ASSERT_EQ(utimensat(AT_FDCWD, (node_ + "/control").c_str(), times, 0), 0);
+  SetDirectoryMtime(kNowSeconds, 123);  // this very second, but not a whole second
   auto watcher = MakeWatcher();
   watcher->PollOnce();
   watcher->PollOnce();
@@ -99,13 +104,12 @@ TEST_F(ControlWatcherTest, AFineGrainedMtimeThatDidNotChangeCostsOneStat) {
 
 TEST_F(ControlWatcherTest, ARecentWholeSecondMtimeIsListedAgain) {
   WriteControl(1, R"({"sequence": 1, "time_ns": 10, "interval_ns": 100000000})");
-  timespec times[2] = {{0, UTIME_OMIT}, {time(nullptr), 0}};  // as a coarse file system keeps it
-  ASSERT_EQ(utimensat(AT_FDCWD, (node_ + "/control").c_str(), times, 0), 0);
+  SetDirectoryMtime(kNowSeconds, 0);  // this second, as a coarse file system keeps it
   auto watcher = MakeWatcher();
-  watcher->PollOnce();
+  watcher->PollOnce();  // listed 300 ms into that second
   // A second file in the same second, the mtime unchanged: found all the same.
   WriteControl(2, R"({"sequence": 2, "time_ns": 20, "interval_ns": 200000000})");
-  ASSERT_EQ(utimensat(AT_FDCWD, (node_ + "/control").c_str(), times, 0), 0);
+  SetDirectoryMtime(kNowSeconds, 0);
   watcher->PollOnce();
   EXPECT_EQ(watcher->listings(), 2u);
   EXPECT_EQ(applied_, (std::vector<int64_t>{100'000'000, 200'000'000}));
@@ -147,17 +151,32 @@ TEST_F(ControlWatcherTest, InvalidFilesAreRecordedAsErrorsAndSkipped) {
 }
 
 TEST_F(ControlWatcherTest, TheThreadPicksUpFilesWrittenWhileItRuns) {
-  std::atomic<int> recorded{0};
+  std::mutex mutex;
+  int recorded = 0;
   ControlWatcher watcher(
-      node_, 500'000'000, [](int64_t) { return OkStatus(); }, [&](const nlohmann::json&) { recorded++; },
-      /*poll_interval_ns=*/20'000'000);
+      node_, 500'000'000, [](int64_t) { return OkStatus(); },
+      [&](const nlohmann::json&) {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++recorded;
+      },
+      /*poll_interval_ns=*/kSecondNs, &clock_);
+  // An old mtime, so the file written below changes it whatever the file system's granularity.
+  SetDirectoryMtime(kNowSeconds - 60, 0);
   ASSERT_TRUE(watcher.Start().ok());
+  // The first poll runs at once and finds nothing; then the thread sleeps a poll interval.
+  ASSERT_TRUE(clock_.AwaitSleeperUntil(kSecondNs));
   ControlRequest request;
   request.interval_ns = 100'000'000;
   ASSERT_TRUE(WriteControlFile(node_, request, 1).ok());
-  for (int i = 0; i < 500 && recorded.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_EQ(recorded, 0);
+  }
+  clock_.AdvanceNs(kSecondNs);
+  ASSERT_TRUE(clock_.AwaitSleeperUntil(2 * kSecondNs));
   watcher.Stop();
-  EXPECT_EQ(recorded.load(), 1);
+  EXPECT_EQ(recorded, 1);
+  EXPECT_EQ(watcher.listings(), 2u);
   watcher.Stop();  // idempotent
 }
 

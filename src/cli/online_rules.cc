@@ -1,6 +1,5 @@
 #include "cli/online_rules.h"
 
-#include <chrono>
 #include <exception>
 
 #include "analysis/run_loader.h"
@@ -8,12 +7,14 @@
 
 namespace stepscope::cli {
 
-OnlineRules::OnlineRules(std::string job_dir, std::unique_ptr<rules::ProfilerReport> report, Loader loader, Log log)
+OnlineRules::OnlineRules(std::string job_dir, std::unique_ptr<rules::ProfilerReport> report, Loader loader, Log log,
+                         WaitClock* clock)
     : job_dir_(std::move(job_dir)),
       output_dir_(job_dir_ + "/rules"),
       report_(std::move(report)),
       loader_(std::move(loader)),
-      log_(std::move(log)) {
+      log_(std::move(log)),
+      clock_(clock) {
   if (!loader_) loader_ = [](const std::string& path) { return analysis::LoadRun(path); };
   if (!log_) log_ = [](const std::string&) {};
 }
@@ -25,7 +26,7 @@ Status OnlineRules::Start(int64_t period_ns) {
   if (period_ns <= 0) period_ns = report_->scan_interval_us() * 1000;
   thread_ = std::thread([this, period_ns] {
     std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::nanoseconds(period_ns), [this] { return stop_; })) {
+    while (!clock_->WaitUntil(lock, wake_, clock_->MonotonicNs() + period_ns, [this] { return stop_; })) {
       lock.unlock();
       Pass(/*final_pass=*/false);
       lock.lock();

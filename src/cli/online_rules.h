@@ -9,6 +9,7 @@
 // can still evaluate it offline).
 //
 // Callers: the run command (Start after the job started, Finish after its manifest is final).
+// The period runs on a WaitClock (base/wait_clock.h): the system's, or a manual one in tests.
 // Threading: Start/Finish from one thread; between them only the background thread touches the
 // driver.
 #pragma once
@@ -26,6 +27,7 @@
 
 #include "analysis/model.h"
 #include "base/status.h"
+#include "base/wait_clock.h"
 #include "rules/profiler_report.h"
 
 namespace stepscope::cli {
@@ -35,8 +37,10 @@ class OnlineRules {
   using Loader = std::function<StatusOr<analysis::Model>(const std::string& job_dir)>;
   using Log = std::function<void(const std::string& line)>;
 
-  // `loader` defaults to analysis::LoadRun when empty; outputs go to <job_dir>/rules.
-  OnlineRules(std::string job_dir, std::unique_ptr<rules::ProfilerReport> report, Loader loader, Log log);
+  // `loader` defaults to analysis::LoadRun when empty; outputs go to <job_dir>/rules. `clock`
+  // (not owned) must outlive this object.
+  OnlineRules(std::string job_dir, std::unique_ptr<rules::ProfilerReport> report, Loader loader, Log log,
+              WaitClock* clock = &SystemWaitClock());
   ~OnlineRules();  // stops the thread (without the final pass) if Finish() was not called
   OnlineRules(const OnlineRules&) = delete;
   OnlineRules& operator=(const OnlineRules&) = delete;
@@ -62,6 +66,7 @@ class OnlineRules {
   std::unique_ptr<rules::ProfilerReport> report_;
   Loader loader_;
   Log log_;
+  WaitClock* const clock_;
   bool disabled_ = false;
   std::string last_problem_;
 

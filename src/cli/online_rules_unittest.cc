@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
@@ -9,6 +10,8 @@
 #include <stdexcept>
 
 #include <gtest/gtest.h>
+
+#include "base/test/manual_wait_clock.h"
 
 namespace stepscope::cli {
 namespace {
@@ -153,18 +156,34 @@ TEST(OnlineRules, AThrowingRuleStopsOnlineEvaluationWithOneLine) {
   std::system(("rm -rf " + job).c_str());
 }
 
-TEST(OnlineRules, BackgroundThreadEvaluatesPeriodically) {
+TEST(OnlineRules, BackgroundThreadEvaluatesOncePerPeriod) {
   const std::string job = TempDir();
+  ManualWaitClock clock;
   std::atomic<int> loads{0};
-  OnlineRules online(job, MakeReport(),
-                     [&loads](const std::string&) -> StatusOr<analysis::Model> {
-                       ++loads;
-                       return MakeModel(kAll, 170);
-                     },
-                     nullptr);
-  ASSERT_TRUE(online.Start(/*period_ns=*/1'000'000).ok());
-  while (loads.load() < 3) usleep(1000);
+  OnlineRules online(
+      job, MakeReport(),
+      [&loads](const std::string&) -> StatusOr<analysis::Model> {
+        ++loads;
+        return MakeModel(kAll, 170);
+      },
+      nullptr, &clock);
+  ASSERT_TRUE(online.Start(/*period_ns=*/kSecondNs).ok());
+  // Nothing before the first period has passed.
+  ASSERT_TRUE(clock.AwaitSleeperUntil(kSecondNs));
+  EXPECT_EQ(loads.load(), 0);
+  // One pass per period: the next period counts from the end of the pass.
+  clock.AdvanceNs(kSecondNs);
+  ASSERT_TRUE(clock.AwaitSleeperUntil(2 * kSecondNs));
+  EXPECT_EQ(loads.load(), 1);
+  // Data complete until 170 s: windows [0, 60] and [60, 120]; [120, 180] waits for the end.
+  EXPECT_EQ(online.report().windows_evaluated(), 2u);
+  EXPECT_FALSE(online.report().finished());
+  clock.AdvanceNs(kSecondNs);
+  ASSERT_TRUE(clock.AwaitSleeperUntil(3 * kSecondNs));
+  EXPECT_EQ(loads.load(), 2);
+  // Finish() stops the thread without waiting for the next period, then does the final pass.
   online.Finish();
+  EXPECT_EQ(loads.load(), 3);
   EXPECT_EQ(online.report().windows_evaluated(), 3u);
   EXPECT_TRUE(online.report().finished());
   std::system(("rm -rf " + job).c_str());

@@ -24,9 +24,9 @@ Status CheckInterval(int64_t interval_ns) {
 
 }  // namespace
 
-SystemSampler::SystemSampler(SampleSink* sink, int64_t interval_ns, ErrorCallback on_error)
-    : sink_(sink), on_error_(std::move(on_error)), interval_ns_(interval_ns) {
-  assert(sink != nullptr);
+SystemSampler::SystemSampler(SampleSink* sink, int64_t interval_ns, ErrorCallback on_error, WaitClock* clock)
+    : sink_(sink), on_error_(std::move(on_error)), clock_(clock), interval_ns_(interval_ns) {
+  assert(sink != nullptr && clock != nullptr);
 }
 
 SystemSampler::~SystemSampler() { Stop(); }
@@ -100,36 +100,34 @@ void SystemSampler::Run() {
 
   std::unique_lock<std::mutex> lock(mutex_);
   uint64_t seen_version = interval_version_;
-  Clock::time_point deadline = Clock::now();
-  Clock::time_point last_deadline = deadline;
+  int64_t deadline_ns = clock_->MonotonicNs();
+  int64_t last_deadline_ns = deadline_ns;
   bool polled = false;
   while (!stop_requested_) {
-    bool woken = wake_.wait_until(
-        lock, deadline, [&] { return stop_requested_ || interval_version_ != seen_version; });
+    bool woken = clock_->WaitUntil(lock, wake_, deadline_ns,
+                                   [&] { return stop_requested_ || interval_version_ != seen_version; });
     if (woken) {
       if (stop_requested_) break;
       // SetInterval(): the next deadline is the last poll's deadline + the new interval. If
       // that has passed, poll now and start the new grid there, rather than count the
       // deadlines the old interval never had as missed.
       seen_version = interval_version_;
-      if (polled) {
-        deadline = std::max(last_deadline + std::chrono::nanoseconds(interval_ns_), Clock::now());
-      }
+      if (polled) deadline_ns = std::max(last_deadline_ns + interval_ns_, clock_->MonotonicNs());
       continue;
     }
-    const std::chrono::nanoseconds interval(interval_ns_);
+    const int64_t interval_ns = interval_ns_;
     lock.unlock();
     PollOnce();
     lock.lock();
 
     polled = true;
-    last_deadline = deadline;
-    deadline += interval;
-    Clock::time_point now = Clock::now();
-    if (deadline <= now) {
+    last_deadline_ns = deadline_ns;
+    deadline_ns += interval_ns;
+    const int64_t now_ns = clock_->MonotonicNs();
+    if (deadline_ns <= now_ns) {
       // Stay on the grid: skip every deadline that already passed.
-      auto missed = (now - deadline) / interval + 1;
-      deadline += missed * interval;
+      const int64_t missed = (now_ns - deadline_ns) / interval_ns + 1;
+      deadline_ns += missed * interval_ns;
       missed_polls_.fetch_add(static_cast<uint64_t>(missed), std::memory_order_relaxed);
     }
   }

@@ -17,13 +17,16 @@
 // The sampler measures its own cost: the CPU time of its thread (CLOCK_THREAD_CPUTIME_ID) and
 // the number of polls, for the overhead section every run reports.
 //
+// The grid runs on a WaitClock (base/wait_clock.h): the system's CLOCK_MONOTONIC unless a test
+// passes a manual one to step through a schedule. The samples' ticks and the monotonic time
+// given to the sources are always read from base/clock.h.
+//
 // Threading: Start(), Stop(), SetInterval() and Stats() may be called from any thread, but
 // Start()/Stop() not concurrently with each other. Sources, the sink and the error callback are
 // called on the sampler thread only, never concurrently. AddSource() only while stopped.
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -34,6 +37,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/wait_clock.h"
 #include "sampler/metric_source.h"
 
 namespace stepscope {
@@ -53,9 +57,10 @@ class SystemSampler {
   // SPEC §2.1: any interval of at least 10 ms is accepted.
   static constexpr int64_t kMinIntervalNs = 10'000'000;
 
-  // `sink` (not owned) must outlive the sampler. `on_error` may be empty. The interval is
-  // checked by Start().
-  SystemSampler(SampleSink* sink, int64_t interval_ns, ErrorCallback on_error = {});
+  // `sink` and `clock` (not owned) must outlive the sampler. `on_error` may be empty. The
+  // interval is checked by Start().
+  SystemSampler(SampleSink* sink, int64_t interval_ns, ErrorCallback on_error = {},
+                WaitClock* clock = &SystemWaitClock());
   ~SystemSampler();  // Stop()s.
 
   SystemSampler(const SystemSampler&) = delete;
@@ -79,14 +84,13 @@ class SystemSampler {
   SamplerStats Stats() const;
 
  private:
-  using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC in libstdc++ on Linux
-
   void Run();
   void PollOnce();
   void UpdateThreadCpu();
 
   SampleSink* const sink_;
   const ErrorCallback on_error_;
+  WaitClock* const clock_;
   std::vector<std::unique_ptr<MetricSource>> sources_;
   std::vector<bool> error_reported_;     // per source; sampler thread only
   std::vector<MetricSample> samples_;    // reused every poll; sampler thread only

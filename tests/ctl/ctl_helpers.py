@@ -34,3 +34,24 @@ def wait_until_running(node_dir, timeout=30):
             pass
         time.sleep(0.05)
     raise AssertionError(f"{node_dir} never reached status running")
+
+
+def wait_until(condition, what, timeout=60):
+    """Polls `condition()` until it holds; the timeout only keeps a broken run from hanging."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} within {timeout} s")
+        time.sleep(0.05)
+
+
+def wait_for_manifest_controls(node_dir, count, timeout=60):
+    """Waits until the launcher recorded `count` control files in the node's manifest; returns them."""
+    def controls():
+        try:
+            return read_json(os.path.join(node_dir, "manifest.json")).get("control", [])
+        except (OSError, ValueError):
+            return []
+
+    wait_until(lambda: len(controls()) >= count, f"{count} control entries in {node_dir}/manifest.json", timeout)
+    return controls()

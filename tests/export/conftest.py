@@ -19,10 +19,12 @@ PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 SKIP_RETURN_CODE = 77
 
 # Steps with nested spans, framework counters and a second thread whose spans overlap the main
-# thread's in time (separate thread: no overflow needed), long enough for system samples.
+# thread's in time (separate thread: no overflow needed); it ends once the run holds a CPU
+# utilization sample (a rate: the sampler's second poll), however long a loaded machine takes.
 TRAINING = """
-import threading, time
+import os, threading, time
 import stepscope
+from stepscope import _core
 
 def worker():
     for _ in range(4):
@@ -42,7 +44,11 @@ for i in range(6):
 thread.join()
 with stepscope.step(phase="EVAL"):
     stepscope.mark("eval-done")
-time.sleep(0.3)
+deadline = time.monotonic() + 60  # only so a broken sampler fails instead of hanging
+while time.monotonic() < deadline and not any(
+        e["kind"] == "sample" and e["name"].startswith("cpu/") and e["name"].endswith("/util_pct")
+        for e in _core.read_run(os.environ["STEPSCOPE_NODE_DIR"])["events"]):
+    time.sleep(0.05)
 """
 
 

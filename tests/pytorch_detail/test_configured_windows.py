@@ -5,6 +5,7 @@ import json
 import subprocess
 import time
 
+import lane
 from conftest import PYTHON, child_env, run_script, script, write_config
 
 TRAIN_LOOP = script("train_loop.py")
@@ -22,7 +23,8 @@ def test_configured_step_windows_replace_the_defaults(cli, tmp_path):
         {"kind": "python", "start_step": 6, "num_steps": 2, "timer": "off_cpu_time"},
     ])
     run = run_script(cli, tmp_path, "custom", [TRAIN_LOOP, "--steps", "8", "--eval-steps", "3", "--workers", "0",
-                                               "--sleep", "0.05"], flags=["--config", config])
+                                               "--sleep", "0.05", "--sample-steps", "3", "4"],
+                     flags=["--config", config])
     assert sorted((d["kind"], d["window"]["index"], tuple(d["steps"]), d["step_phase"]) for d in run.docs) == [
         ("operators", 0, (2, 3), "TRAIN"), ("operators", 2, (1, 1), "EVAL"),
         ("python", 1, (3, 4), "TRAIN"), ("python", 3, (6, 7), "TRAIN")]
@@ -35,11 +37,15 @@ def test_configured_step_windows_replace_the_defaults(cli, tmp_path):
     assert "aten::mm" not in eval_ops and "Optimizer.step#SGD.step" not in eval_ops
 
     sampled = run.doc("python", 1)
-    assert sampled["profiler"] == "sampling" and sampled["samples"] > 0
+    assert sampled["profiler"] == "sampling" and sampled["samples"] >= 4
     assert sampled["samples"] == sum(node["self_samples"] for node in sampled["call_tree"])
-    # The loop sleeps 50 ms per step inside train_step: most samples find it on top.
-    top = sampled["functions"][0]
-    assert (top["name"], top["file"]) == ("train_step", TRAIN_LOOP)
+    # Steps 3 and 4 each wait inside train_step, asleep in a builtin, until the profiler has read
+    # the loop's stack twice (--sample-steps): a builtin is no Python frame, so at least one read
+    # a step ends in train_step. How the other samples fall depends on the machine's load.
+    (train_step,) = [f for f in sampled["functions"] if f["name"] == "train_step"]
+    assert train_step["file"] == TRAIN_LOOP and train_step["self_samples"] >= 2
+    self_samples = [f["self_samples"] for f in sampled["functions"]]
+    assert self_samples == sorted(self_samples, reverse=True)
     tree = {node["id"]: node for node in sampled["call_tree"]}
     chain, node = [], next(n for n in sampled["call_tree"] if n["name"] == "train_step")
     while node is not None:
@@ -68,34 +74,35 @@ def test_stepscope_config_read_without_the_launcher(tmp_path):
                             env=child_env({"STEPSCOPE_NODE_DIR": str(node),
                                            "STEPSCOPE_CONFIG": str(tmp_path / "config.json")}))
     assert result.returncode == 0, result.stderr
+    pid = result.stdout.split('main_pid=')[1].split()[0]
+    # With Kineto the window's PyTorch trace lies beside its document (docs/detail-windows.md).
     assert sorted(p.name for p in (node / "detail").iterdir()) == [
-        f"operators-{result.stdout.split('main_pid=')[1].split()[0]}-0.json.zst"]
+        f"operators-{pid}-0.json.zst", *([f"operators-{pid}-0.pt.trace.json.gz"] if lane.KINETO else [])]
 
 
-def test_time_window_opens_and_closes_at_step_boundaries(cli, tmp_path):
-    start, duration = time.time() + 2.5, 0.5  # the job starts in well under 2.5 s
+def test_time_windows_from_the_config_are_held_against_the_wall_clock(cli, tmp_path):
+    # Neither outcome depends on how long the job takes to start (tens of seconds on a loaded
+    # machine): a window that began before the launch and lasts an hour is open at the job's
+    # first step boundary and still open at its last; one that ended before the launch never
+    # opens. Where inside [start, start + duration) a window opens and closes is the scheduler's
+    # rule, checked step by step with a fake clock in test_scheduler.py.
+    now = time.time()
     config = write_config(tmp_path / "config.json", [
-        {"kind": "operators", "start_unix_time": start, "duration_s": duration}])
-    run = run_script(cli, tmp_path, "timed", [TRAIN_LOOP, "--steps", "10", "--workers", "0", "--sleep", "0.05",
-                                              "--run-until", start + duration + 1], flags=["--config", config])
+        {"kind": "operators", "start_unix_time": now - 1, "duration_s": 3600},
+        {"kind": "python", "start_unix_time": now - 120, "duration_s": 60}])
+    run = run_script(cli, tmp_path, "timed", [TRAIN_LOOP, "--steps", "10", "--workers", "0", "--sleep", "0.01"],
+                     flags=["--config", config])
     doc = run.doc("operators")
-    assert doc["window"]["start_unix_time"] == start and doc["window"]["duration_s"] == duration
-    assert doc["start_ns"] >= start * 1e9 and doc["end_ns"] >= (start + duration) * 1e9
-    assert doc["complete"] is True
-    steps = run.steps()
-    # The steps it reports are the TRAIN steps that ended while it was open (the recorder's and
-    # the window's clocks agree far better than the 50 ms between step ends).
-    inside = sorted(n for n, s in steps.items() if doc["start_ns"] <= s["end_ns"] <= doc["end_ns"])
-    assert doc["steps"] == [inside[0], inside[-1]] and doc["steps_counted"] == len(inside)
-    assert ops(doc)["Optimizer.step#SGD.step"] == len(inside)
-    # It opened at the first step boundary after its start time: at most the step that ended
-    # right there ended between the start time and the opening. It closed at the first boundary
-    # after its end time: at most its last step ended between the two.
-    assert [n for n, s in steps.items() if start * 1e9 <= s["end_ns"] < doc["start_ns"]] in ([], [inside[0] - 1])
-    assert [n for n, s in steps.items() if (start + duration) * 1e9 <= s["end_ns"] <= doc["end_ns"]] in (
-        [], [inside[-1]])
+    assert doc["window"]["start_unix_time"] == now - 1 and doc["window"]["duration_s"] == 3600
+    assert doc["start_ns"] >= (now - 1) * 1e9
+    # Open from step 0's begin to the exit: every TRAIN step ended inside it.
+    assert (doc["steps"], doc["steps_counted"], doc["complete"]) == ([0, 9], 10, True)
+    assert ops(doc)["Optimizer.step#SGD.step"] == 10
     (span,) = run.spans("DetailWindow:operators")
-    assert span["args"] == {"window": 0, "first_step": inside[0], "last_step": inside[-1], "steps": len(inside)}
+    assert span["args"] == {"window": 0, "first_step": 0, "last_step": 9, "steps": 10}
+    assert [d["kind"] for d in run.docs] == ["operators"]
+    assert (f"stepscope: detail window 1 (python from {now - 120:.3f} for 60 s) passed with no step boundary "
+            "inside it; skipped") in run.stderr.splitlines()
 
 
 def test_steps_and_time_together_is_a_one_line_error(tmp_path):

@@ -1,19 +1,18 @@
 """`stepscope ctl --detailed-steps` while the job runs: the job's main process picks the control
 file up (a thread looks once a second), adds the window at its next step boundary and records a
-Control instant."""
+Control instant. The loop waits at step 5 until its control thread has the file (train_loop.py's
+--wait-for-control-at), so that boundary is step 5's end however slowly the thread runs."""
 
 import json
 import subprocess
-import time
 
 from conftest import PYTHON, NODE, DetailRun, child_env, script
 
 
 def test_ctl_adds_an_operators_window_to_a_running_job(cli, tmp_path):
-    go = tmp_path / "go"
     command = [cli, "run", "--out", str(tmp_path), "--job", "ctl", "--node", NODE, "--no-detail", "--", PYTHON,
                script("train_loop.py"), "--steps", "30", "--workers", "0", "--sleep", "0.01",
-               "--wait-at-step", "5", "--wait-for", str(go)]
+               "--wait-for-control-at", "5"]
     job = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, env=child_env())
     try:
@@ -25,9 +24,7 @@ def test_ctl_adds_an_operators_window_to_a_running_job(cli, tmp_path):
         ctl = subprocess.run([cli, "ctl", str(tmp_path / "ctl"), "--detailed-steps", "20:2"], capture_output=True,
                              text=True, timeout=60, env=child_env())
         assert ctl.returncode == 0, ctl.stderr
-        time.sleep(2.5)  # the job's control thread looks once a second
-        go.touch()
-        stdout, stderr = job.communicate(timeout=120)
+        stdout, stderr = job.communicate(timeout=180)
     finally:
         if job.poll() is None:
             job.kill()

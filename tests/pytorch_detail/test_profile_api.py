@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 
+import lane
 import pytest
 
 import stepscope.torch
@@ -24,8 +25,9 @@ def test_each_block_is_a_window_with_its_own_file(explicit):
     paths, _, out = explicit
     names = sorted(os.listdir(out / "explicit" / "n" / "detail"))
     pid = os.path.basename(paths["operators"]).split("-")[1]
-    assert names == [f"operators-{pid}-0.json.zst", f"operators-{pid}-3.json.zst", f"python-{pid}-1.json.zst",
-                     f"python-{pid}-2.json.zst"]
+    traces = [f"operators-{pid}-0.pt.trace.json.gz", f"operators-{pid}-3.pt.trace.json.gz"] if lane.KINETO else []
+    assert names == sorted([f"operators-{pid}-0.json.zst", f"operators-{pid}-3.json.zst", f"python-{pid}-1.json.zst",
+                            f"python-{pid}-2.json.zst", *traces])
     assert paths == {"operators": str(out / "explicit" / "n" / "detail" / f"operators-{pid}-0.json.zst"),
                      "sampled": str(out / "explicit" / "n" / "detail" / f"python-{pid}-1.json.zst"),
                      "profiled": str(out / "explicit" / "n" / "detail" / f"python-{pid}-2.json.zst")}
@@ -45,10 +47,12 @@ def test_operators_block(explicit):
 def test_sampling_block_builds_a_call_tree(explicit):
     doc = _detail_store.read_window(explicit[0]["sampled"])
     assert (doc["profiler"], doc["interval_s"], doc["samples_dropped"]) == ("sampling", 0.01, 0)
-    # 0.3 s of spinning sampled every 10 ms: every sample is in spin, or in the profile() block's
-    # own entry and exit around it.
+    # spin runs until the profiler has read the stack twice (explicit_profile.py): at least one
+    # sample lies in it, however loaded the machine. Every sample is in spin, or in the profile()
+    # block's own entry and exit around it: under stepscope.torch's code, whatever that code
+    # called (the sampler thread's join at the exit ends in threading.py).
     spin = next(f for f in doc["functions"] if f["name"] == "spin")
-    assert spin["file"] == script("explicit_profile.py") and spin["cumulative_samples"] > 0
+    assert spin["file"] == script("explicit_profile.py") and spin["cumulative_samples"] >= 1
     tree = {n["id"]: n for n in doc["call_tree"]}
     package = os.path.dirname(stepscope.torch.__file__)
     for node in doc["call_tree"]:
@@ -57,7 +61,7 @@ def test_sampling_block_builds_a_call_tree(explicit):
             chain.append(up)
             up = tree.get(up["parent"])
         if node["self_samples"]:
-            assert "spin" in [n["name"] for n in chain] or node["file"].startswith(package), chain
+            assert any(n["name"] == "spin" or n["file"].startswith(package) for n in chain), chain
         assert chain[-1]["name"] == "<module>" and chain[-1]["parent"] == -1
     assert sum(n["self_samples"] for n in doc["call_tree"]) == doc["samples"]
 

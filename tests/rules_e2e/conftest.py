@@ -1,5 +1,7 @@
 """End-to-end tests of the rules on real training under `stepscope run` (RULES.md, issue: a
-data-loader-starved run, a run with injected periodic stalls, a healthy run).
+data-loader-starved run, a run with injected periodic stalls, a healthy run). The training runs
+for real; its steps are recorded on a paced clock (scripts/paced_training.py), so what the rules
+must find does not depend on how loaded the machine is.
 
 Run by hand (from the repository root, after `ninja -C build stepscope _core`):
 
@@ -17,6 +19,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(REPO, "examples", "pytorch")
+PACED_TRAINING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "paced_training.py")
 PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 SKIP_RETURN_CODE = 77
 
@@ -59,13 +62,18 @@ class RuledRun:
 
 @pytest.fixture(scope="session")
 def run_with_rules(cli, tmp_path_factory):
-    def run(job, script, *args, detail=False):
+    """`stepscope run` of scripts/paced_training.py ARGS (real training, its steps and spans
+    recorded on a paced clock: their lengths are the arguments', however loaded the machine),
+    with the rules' online and offline outputs. With `example`, examples/pytorch/<example> ARGS
+    instead, instrumented automatically: its step lengths are whatever the machine made them."""
+
+    def run(job, *args, example=None):
         out = tmp_path_factory.mktemp("runs")
-        command = [cli, "run", "--out", str(out), "--job", job, "--node", "n1"]
-        if not detail:
-            command.append("--no-detail")
-        command += ["--", PYTHON, os.path.join(EXAMPLES, script), *args]
-        finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        script = PACED_TRAINING if example is None else os.path.join(EXAMPLES, example)
+        command = [cli, "run", "--out", str(out), "--job", job, "--node", "n1", "--no-detail", "--",
+                   PYTHON, script, *map(str, args)]
+        env = {**os.environ, "STEPSCOPE_TORCH": "0"} if example is None else None
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
         assert finished.returncode == 0, finished.stderr
         directory = os.path.join(out, job)
         with open(os.path.join(directory, "rules", "rules.json"), encoding="utf-8") as f:

@@ -14,7 +14,7 @@ SLOW_STEPS = os.path.join(REPO, "examples", "rules", "slow_steps.py")
 
 @pytest.fixture(scope="module")
 def stalled(run_with_rules):
-    return run_with_rules("custom", "periodic_stalls.py", "--steps", "60", "--stall-every", "20")
+    return run_with_rules("custom", "--steps", 60, "--stall-every", 20)
 
 
 def rules(cli, run, tmp_path, *args):

@@ -10,7 +10,7 @@ from stepscope.analysis import metrics_histogram, open_run, step_duration_histog
 
 @pytest.fixture(scope="module")
 def stalled(run_with_rules):
-    return run_with_rules("reader", "periodic_stalls.py", "--steps", "120", "--stall-every", "30")
+    return run_with_rules("reader", "--steps", 120, "--stall-every", 30)
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +44,14 @@ def test_steps_and_events_by_step(stalled, raw):
     assert run.framework.events_by_step(10_000) == []
 
 
-def test_chart_helpers(stalled):
+def test_chart_helpers(stalled, raw):
     run = open_run(stalled.directory)
     ((node, (counts, edges)),) = step_duration_histogram(run, bins=10).items()
     assert node == "n1" and counts.sum() == 120 and len(edges) == 11
+    # The histogram of the steps' own durations, in seconds, read from the store.
+    durations_s = [(e["end_ns"] - e["start_ns"]) / 1000.0 / 1e6 for e in raw["events"] if e["kind"] == "step"]
+    expected_counts, expected_edges = numpy.histogram(durations_s, bins=10)
+    assert counts.tolist() == expected_counts.tolist() and edges.tolist() == expected_edges.tolist()
     assert counts[-1] == 4  # the four stalled steps (29, 59, 89, 119) are the slowest
     histograms = metrics_histogram(run, "CPUUtilization", bins=5)
     assert histograms and all(c.sum() > 0 for c, _ in histograms.values())

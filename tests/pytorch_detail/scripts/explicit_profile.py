@@ -11,11 +11,27 @@ import stepscope
 import stepscope.torch
 
 
-def spin(seconds):
-    """Python work on the CPU for `seconds`."""
+class StackReads:
+    """Counts sys._current_frames() calls: the sampling profiler reads the stack so."""
+
+    def __init__(self):
+        self.count = 0
+        self._read = sys._current_frames
+        sys._current_frames = self._counted
+
+    def _counted(self):
+        frames = self._read()
+        self.count += 1
+        return frames
+
+
+def spin(seconds, stack_reads=None):
+    """Python work on the CPU for `seconds`; with `stack_reads`, also until the profiler has
+    read the stack twice, the second read beginning while spin ran, however loaded the machine."""
     end = time.perf_counter() + seconds
+    first = stack_reads.count if stack_reads is not None else 0
     total = 0
-    while time.perf_counter() < end:
+    while time.perf_counter() < end or (stack_reads is not None and stack_reads.count < first + 2):
         total += 1
     return total
 
@@ -26,7 +42,7 @@ def main():
     with stepscope.torch.profile("operators") as operators:
         model(torch.randn(5, 8))
     with stepscope.torch.profile("python", profiler="sampling") as sampled:
-        spin(0.3)
+        spin(0.3, StackReads())
     with stepscope.torch.profile("python", timer="cpu_time") as profiled:
         spin(0.01)
     try:

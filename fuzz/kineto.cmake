@@ -1,10 +1,16 @@
-# The Kineto importer's fuzzer (included by fuzz/CMakeLists.txt). Seeds: small traces from
-# tests/fixtures/kineto (decompressed, and one still gzip) and tests/data/kineto;
+# The Kineto importer's and the operators-window converter's fuzzers (included by
+# fuzz/CMakeLists.txt). Seeds: small traces from tests/fixtures/kineto (decompressed, and one
+# still gzip) and tests/data/kineto;
 # `ninja kineto_fuzz_seeds` writes them to <build>/fuzz/corpus/kineto. Dictionary:
 # fuzz/kineto.dict. How to run: docs/importers.md, "PyTorch profiler traces".
 add_executable(kineto_importer_fuzzer ${CMAKE_CURRENT_SOURCE_DIR}/kineto_importer_fuzzer.cc)
 target_link_libraries(kineto_importer_fuzzer PRIVATE stepscope::analysis)
 target_link_options(kineto_importer_fuzzer PRIVATE -fsanitize=fuzzer)
+
+# The converter of operators detail windows' traces (kineto_window_converter.h): same seeds.
+add_executable(kineto_window_fuzzer ${CMAKE_CURRENT_SOURCE_DIR}/kineto_window_fuzzer.cc)
+target_link_libraries(kineto_window_fuzzer PRIVATE stepscope::analysis)
+target_link_options(kineto_window_fuzzer PRIVATE -fsanitize=fuzzer)
 
 set(_kineto_fixtures ${STEPSCOPE_FIXTURES_DIR}/kineto)
 set(_kineto_seed_dir ${CMAKE_CURRENT_BINARY_DIR}/corpus/kineto)
@@ -18,5 +24,7 @@ add_custom_target(kineto_fuzz_seeds
           ${_kineto_seed_dir}/triton.json.gz
   COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/tests/data/kineto/legacy_torch113.json
           ${_kineto_seed_dir}/legacy.json
+  COMMAND sh -c "zcat \"$0\" > \"$1\"" ${PROJECT_SOURCE_DIR}/tests/data/kineto/torch2_cpu_mlp.pt.trace.json.gz
+          ${_kineto_seed_dir}/torch2_cpu_mlp.json
   COMMENT "Writing the Kineto fuzzer's seeds to ${_kineto_seed_dir}"
   VERBATIM)

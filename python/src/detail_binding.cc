@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/kineto_window_writer.h"
 #include "base/status.h"
 #include "name_cache.h"
 #include "recorder/recorder.h"
@@ -26,7 +27,8 @@ namespace {
 constexpr size_t kMaxDecompressedBytes = size_t{1} << 30;
 
 [[noreturn]] void ThrowStatus(const Status& status) {
-  PyObject* type = status.code() == StatusCode::kDataLoss ? PyExc_ValueError : PyExc_OSError;
+  const bool bad_input = status.code() == StatusCode::kDataLoss || status.code() == StatusCode::kInvalidArgument;
+  PyObject* type = bad_input ? PyExc_ValueError : PyExc_OSError;
   PyErr_SetString(type, status.message().c_str());
   throw py::error_already_set();
 }
@@ -144,6 +146,46 @@ void BindDetail(py::module_& module) {
       py::arg("path"), py::arg("data"), py::arg("level") = 3,
       "write_zstd_file(path, data, level=3) -> int: compresses the bytes `data` into the file `path`\n"
       "(replaced atomically: written to a temporary file, then renamed) and returns the compressed size.");
+  module.def(
+      "write_kineto_window",
+      [](const std::string& saved_trace_path, const std::string& trace_path, const std::string& document_path,
+         const std::string& document_json, int64_t trace_start_ns, int64_t unix_start_ns, size_t max_events,
+         int64_t rank, int64_t world_size, int64_t elapsed_ns) {
+        analysis::KinetoWindowRequest request;
+        request.saved_trace_path = saved_trace_path;
+        request.trace_path = trace_path;
+        request.document_path = document_path;
+        request.document_json = document_json;
+        request.clock = {trace_start_ns, unix_start_ns};
+        request.max_events = max_events;
+        request.rank = rank;
+        request.world_size = world_size;
+        request.elapsed_ns = elapsed_ns;
+        StatusOr<analysis::KinetoWindowWritten> written = [&] {
+          py::gil_scoped_release release;  // reading, converting, compressing: the training thread runs on
+          return analysis::WriteKinetoWindow(request);
+        }();
+        if (!written.ok()) ThrowStatus(written.status());
+        py::dict result;
+        result["trace_bytes"] = written->trace_bytes;
+        result["document_bytes"] = written->document_bytes;
+        result["finish_ns"] = written->finish_ns;
+        result["events_total"] = written->events_total;
+        result["device_events_total"] = written->device_events_total;
+        return result;
+      },
+      py::arg("saved_trace_path"), py::arg("trace_path"), py::arg("document_path"), py::arg("document_json"),
+      py::arg("trace_start_ns"), py::arg("unix_start_ns"), py::arg("max_events"), py::arg("rank") = 0,
+      py::arg("world_size") = 1, py::arg("elapsed_ns") = 0,
+      "write_kineto_window(saved_trace_path, trace_path, document_path, document_json, trace_start_ns,\n"
+      "unix_start_ns, max_events, rank=0, world_size=1, elapsed_ns=0) -> dict: an operators window recorded\n"
+      "with Kineto, from the Chrome trace torch saved at saved_trace_path (deleted afterwards): writes the\n"
+      "trace, gzip, to trace_path (distributedInfo {rank, world_size} added when torch wrote none) and the\n"
+      "detail document to document_path (zstd): document_json's members (a JSON object) plus the operators\n"
+      "payload converted in C++ and finish_ns (elapsed_ns + reading and converting). Times: trace clock -\n"
+      "trace_start_ns + unix_start_ns. Both files appear atomically. Runs without the GIL. Returns\n"
+      "{trace_bytes, document_bytes, finish_ns, events_total, device_events_total}. Raises ValueError for a\n"
+      "trace that is not whole JSON, OSError when a file cannot be read or written (src/analysis/kineto_window_writer.h).");
   module.def(
       "read_zstd_file",
       [](const std::string& path) {

@@ -555,10 +555,21 @@ error_code KinetoFileParser::ParseDistributedInfo(od::object info, KinetoFile* o
   od::parser small;
   od::document doc;
   if (small.iterate(copy).get(doc) != simdjson::SUCCESS) return simdjson::SUCCESS;
-  int64_t rank = -1;
-  if (doc["rank"].get_int64().get(rank) == simdjson::SUCCESS && rank >= 0) out->rank = rank;
-  int64_t world_size = -1;
-  if (doc["world_size"].get_int64().get(world_size) == simdjson::SUCCESS && world_size > 0) out->world_size = world_size;
+  // One pass over the fields: a second lookup after a failed one (a malformed object) would
+  // use an iterator simdjson has invalidated (kineto_window_fuzzer found the crash).
+  od::object fields;
+  if (doc.get_object().get(fields) != simdjson::SUCCESS) return simdjson::SUCCESS;
+  for (auto field_result : fields) {
+    od::field field;
+    if (std::move(field_result).get(field) != simdjson::SUCCESS) break;
+    const std::string_view key = RawKey(field.key());
+    int64_t number = -1;
+    if (key == "rank") {
+      if (field.value().get_int64().get(number) == simdjson::SUCCESS && number >= 0) out->rank = number;
+    } else if (key == "world_size") {
+      if (field.value().get_int64().get(number) == simdjson::SUCCESS && number > 0) out->world_size = number;
+    }
+  }
   return simdjson::SUCCESS;
 }
 

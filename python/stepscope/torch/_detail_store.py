@@ -1,7 +1,9 @@
 """Where detail windows put their data: ``<node>/detail/``, one zstd-compressed JSON document per
 window and process, ``<kind>-<pid>-<window index>.json.zst`` (docs/detail-windows.md has the
-format). Written by the window scheduler (``_windows``) when a window closes; read by
-``stepscope info`` / ``stepscope pyprof`` (src/cli/detail_summary.cc) and by ``read_window``.
+format), and for operator windows recorded with Kineto the trace torch wrote,
+``operators-<pid>-<window index>.pt.trace.json.gz``. Written by the window scheduler
+(``_windows``) when a window closes; read by ``stepscope info`` / ``stepscope pyprof``
+(src/cli/detail_summary.cc) and by ``read_window``.
 
 Files appear atomically (written to a temporary name, then renamed), so a reader of a live run
 sees whole files only.
@@ -34,6 +36,21 @@ def detail_dir(create=True):
 
 def window_file_name(kind, pid, index):
     return f"{kind}-{pid}-{index}.json.zst"
+
+
+def trace_file_name(kind, pid, index):
+    """The PyTorch profiler trace beside a window's document (Perfetto, HTA, TensorBoard)."""
+    return f"{kind}-{pid}-{index}.pt.trace.json.gz"
+
+
+class SelfWrittenWindow:
+    """What a collector's payload function returns when it writes the window's files itself
+    (instead of a dict of payload members for ``write_window``): the scheduler calls
+    ``write(document)`` on the writer thread with the document's other members; it returns
+    (path, compressed bytes) as ``write_window`` does."""
+
+    def write(self, document):
+        raise NotImplementedError
 
 
 def write_window(document):

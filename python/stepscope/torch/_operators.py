@@ -19,19 +19,44 @@ profiler's trace start, which is taken inside ``__enter__``. They are placed on 
 
 Events are capped at MAX_EVENTS (the earliest are kept, ``events_capped`` says so); the
 per-operator table (``operators``, as key_averages()) always covers every event.
+
+Closing a window (docs/detail-windows.md, "When a window is open"):
+- on the training thread only torch's own stop runs (``__exit__``; on torch 1.13-2.0, which
+  parse every event inside it, ``stop_profiler`` disables the profiler and leaves the parsing);
+- on the writer thread, with Kineto results that can ``save()`` and tell ``trace_start_ns()``
+  (torch 2.x): torch saves its Chrome trace (holding the GIL), and ``_core.write_kineto_window``
+  (src/analysis/kineto_window_writer.h, without the GIL) writes it as
+  ``operators-<pid>-<window>.pt.trace.json.gz`` (for Perfetto, TensorBoard, Holistic Trace
+  Analysis) and converts it, in C++, into the document's operators payload. No Python walks the
+  events: a Python-bound training loop is not held up by the conversion. Otherwise (the legacy
+  profiler, older Kineto) the payload is built here from FunctionEvents, as before.
+
+The script's own profiler (``ProfilerGuard``): stepscope never runs beside it. A window due while
+torch's profiler runs is skipped (``WindowSkipped``); a script that starts torch's profiler while
+a window is open first closes the window (``complete: false`` with a reason), then starts.
 """
 
+import contextlib
 import inspect
+import json
 import os
+import sys
+import threading
 import time
+import weakref
 
 import torch
+
+from stepscope import _core
+from stepscope.torch import _detail_store, _windows
 
 MAX_EVENTS = 200_000
 # Above every level Kineto logs at (its USDT lines included).
 KINETO_QUIET_LOG_LEVEL = "6"
 # A trace start this far outside the bracket is not on the Unix clock (e.g. a monotonic one).
 _MAX_SKEW_NS = 1_000_000_000
+USER_PROFILER_RUNNING = "torch's profiler is already running in this process (the script's own)"
+USER_PROFILER_STARTED = "the script started torch's profiler"
 
 
 def _kineto_available():
@@ -221,11 +246,72 @@ def stop_profiler(profiler):
     return parse
 
 
+def _kineto_results(profiler):
+    """The results of a stopped profiler (torch.profiler.profile wraps an autograd profile)."""
+    inner = getattr(profiler, "profiler", None) or profiler
+    return getattr(inner, "kineto_results", None)
+
+
+def _native_write_possible(mode, results):
+    """Whether the window can be written from torch's saved trace (torch 2.x Kineto results)."""
+    return (mode == "kineto" and results is not None and callable(getattr(results, "save", None))
+            and callable(getattr(results, "trace_start_ns", None)) and hasattr(_core, "write_kineto_window"))
+
+
+def _env_int(name, default):
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+class KinetoWindow(_detail_store.SelfWrittenWindow):
+    """What the writer thread does with a window torch 2.x's Kineto recorded: see the module
+    docstring. ``write(document)`` returns (document path, compressed bytes) like
+    ``_detail_store.write_window``."""
+
+    def __init__(self, results, metadata, profiler_clock, max_events):
+        self._results = results
+        self._metadata = metadata
+        self._clock = profiler_clock  # (trace start on the trace clock, on the Unix clock)
+        self._max_events = max_events
+
+    def write(self, document):
+        directory = _detail_store.detail_dir()
+        if directory is None:
+            return None, 0
+        began = time.perf_counter_ns()
+        kind, pid, index = document["kind"], document["pid"], document["window"]["index"]
+        document_path = os.path.join(directory, _detail_store.window_file_name(kind, pid, index))
+        trace_name = _detail_store.trace_file_name(kind, pid, index)
+        saved = os.path.join(directory, f".{kind}-{pid}-{index}.trace.json.tmp")
+        document.setdefault("format_version", _detail_store.FORMAT_VERSION)
+        document.update(self._metadata, trace_file=trace_name)
+        # torch's own export (export_chrome_trace is this save). It holds the GIL (~5 µs per
+        # event), as freeing torch's results does (~3 µs per event, the next line): what a
+        # Python-bound training loop still waits for; all that follows runs without the GIL.
+        try:
+            self._results.save(saved)
+        except BaseException:
+            if os.path.exists(saved):
+                os.unlink(saved)
+            raise
+        self._results = None
+        trace_start_ns, unix_start_ns = self._clock
+        written = _core.write_kineto_window(
+            saved, os.path.join(directory, trace_name), document_path,
+            json.dumps(document, separators=(",", ":"), allow_nan=False), trace_start_ns, unix_start_ns,
+            self._max_events, rank=_env_int("RANK", 0), world_size=_env_int("WORLD_SIZE", 1),
+            elapsed_ns=time.perf_counter_ns() - began)
+        return document_path, written["document_bytes"]
+
+
 class OperatorsCollector:
     """Runs the chosen torch profiler from start() to stop(); see the module docstring.
 
     stop() only stops collecting (on the training thread) and returns a function that converts
-    the events off that thread (the window scheduler's writer thread calls it)."""
+    the events off that thread (the window scheduler's writer thread calls it): a dict, or a
+    KinetoWindow that writes its files itself."""
 
     def __init__(self, max_events=MAX_EVENTS, choice=None):
         self._max_events = max_events
@@ -234,29 +320,34 @@ class OperatorsCollector:
         self._before_ns = self._after_ns = 0
 
     def start(self):
+        reason = GUARD.busy_reason()
+        if reason is not None:
+            raise _windows.WindowSkipped(reason)
         # Kineto logs every start and stop (and, on a machine without a GPU, a CUDA error) to the
         # job's stderr; it reads the level when it first starts, so a user's setting wins.
         os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET_LOG_LEVEL)
         profiler = self._factory()
         self._before_ns = time.time_ns()
-        profiler.__enter__()
+        with GUARD.own_start():
+            profiler.__enter__()
         self._after_ns = time.time_ns()
         self._profiler = profiler
+
+    def set_preempt_handler(self, handler):
+        """``handler(reason)`` closes this window; called when the script starts torch's profiler."""
+        GUARD.preempt_handler = handler
 
     def step_ended(self, phase, number, more):
         pass
 
     def stop(self):
+        GUARD.preempt_handler = None
         profiler, self._profiler = self._profiler, None
         finish_parsing = stop_profiler(profiler)
         before_ns, after_ns = self._before_ns, self._after_ns
 
-        def payload():
-            stopped = finish_parsing()
-            events_of = getattr(stopped, "events", None)
-            events = events_of() if callable(events_of) else stopped.function_events
-            start_ns, clock, error_ns = profiler_start_ns(stopped, before_ns, after_ns)
-            result = {
+        def metadata(start_ns, clock, error_ns):
+            return {
                 "profiler": self._mode,
                 "torch_version": torch.__version__,
                 "cuda": bool(self._cuda),
@@ -264,13 +355,29 @@ class OperatorsCollector:
                 "clock_error_ns": error_ns,
                 "profiler_start_ns": start_ns,
             }
-            result.update(events_payload(events or [], start_ns, self._max_events))
+
+        def payload():
+            results = _kineto_results(profiler)
+            if _native_write_possible(self._mode, results):
+                start_ns, clock, error_ns = profiler_start_ns(profiler, before_ns, after_ns)
+                # The KinetoWindow holds the only reference from here on, and drops it once torch
+                # saved the trace: freeing torch's events holds the GIL (~2 µs per event).
+                inner = getattr(profiler, "profiler", None) or profiler
+                inner.kineto_results = None
+                return KinetoWindow(results, metadata(start_ns, clock, error_ns),
+                                    (int(results.trace_start_ns()), start_ns), self._max_events)
+            stopped = finish_parsing()
+            events_of = getattr(stopped, "events", None)
+            events = events_of() if callable(events_of) else stopped.function_events
+            result = metadata(*profiler_start_ns(stopped, before_ns, after_ns))
+            result.update(events_payload(events or [], result["profiler_start_ns"], self._max_events))
             result["operators"] = operators_table(stopped.key_averages()) if events else []
             return result
 
         return payload
 
     def discard(self):
+        GUARD.preempt_handler = None
         profiler, self._profiler = self._profiler, None
         if profiler is not None:
             profiler.__exit__(None, None, None)
@@ -279,3 +386,116 @@ class OperatorsCollector:
         # A forked child inherited an enabled profiler (thread-local callbacks of the forking
         # thread): stop it so the worker does not collect for nobody.
         self.discard()
+
+
+class ProfilerGuard:
+    """Keeps stepscope's operator windows out of the way of the script's own torch profiler.
+
+    Installed once (``install``) by wrapping, on the classes, the methods through which every
+    torch profiler starts: ``torch.autograd.profiler.profile._prepare_trace`` (its ``__enter__``
+    and ``torch.profiler.profile``, schedules included, start there, before Kineto is touched),
+    ``torch.autograd.profiler_legacy.profile._start_trace``, and ``__enter__`` of ``emit_nvtx``
+    and ``emit_itt``; and ``__exit__`` of the first two, to know when a script's profiler ended.
+    Starts that stepscope makes itself (``own_start``) pass straight through.
+
+    - ``busy_reason()``: why a window cannot start now (a script's profiler has started and not
+      ended, or the profiler is enabled on this thread), or None;
+    - a script's start while a window is open calls ``preempt_handler(reason)`` first, which
+      closes the window on the training thread. Started on another thread, the window cannot be
+      stopped from there (torch keeps profiler state per thread): a line on stderr, and the
+      script's profiler starts beside it.
+    """
+
+    def __init__(self):
+        self.preempt_handler = None
+        self._owning_thread = None  # the thread inside own_start()
+        self._sessions = weakref.WeakSet()  # the script's profilers between start and exit
+        self._installed = False
+        self._warned_other_thread = False
+
+    @contextlib.contextmanager
+    def own_start(self):
+        """Around stepscope's own start of its profiler: the guard lets it through."""
+        self._owning_thread = threading.get_ident()
+        try:
+            yield
+        finally:
+            self._owning_thread = None
+
+    def busy_reason(self):
+        if len(self._sessions) > 0:
+            return USER_PROFILER_RUNNING
+        enabled = getattr(torch._C._autograd, "_profiler_enabled", None)
+        try:
+            if enabled is not None and enabled():
+                return USER_PROFILER_RUNNING
+        except Exception:  # noqa: BLE001 -- an odd build: rely on the other checks
+            pass
+        if getattr(torch.autograd.profiler, "_is_profiler_enabled", False) is True:  # torch 2.x, any thread
+            return USER_PROFILER_RUNNING
+        return None
+
+    def _starting(self, profiler):
+        if self._owning_thread is not None and self._owning_thread == threading.get_ident():
+            return
+        try:
+            self._sessions.add(profiler)
+        except TypeError:  # not weak-referenceable: only the enabled checks see it
+            pass
+        handler = self.preempt_handler
+        if handler is not None and not handler(USER_PROFILER_STARTED) and not self._warned_other_thread:
+            self._warned_other_thread = True
+            sys.stderr.write("stepscope: torch's profiler started on another thread while stepscope's "
+                             "operators window is open on the training thread; the two may disturb each other "
+                             "(turn the window off with --no-detail or a [[detail]] table)\n")
+
+    def _ended(self, profiler):
+        self._sessions.discard(profiler)
+
+    def install(self):
+        if self._installed:
+            return
+        self._installed = True
+        autograd = torch.autograd.profiler
+        legacy = getattr(torch.autograd, "profiler_legacy", None)
+        starts = [(autograd.profile, "_prepare_trace"), (getattr(legacy, "profile", None), "_start_trace")]
+        starts += [(getattr(autograd, name, None), "__enter__") for name in ("emit_nvtx", "emit_itt")]
+        for cls, name in starts:
+            if cls is not None and callable(getattr(cls, name, None)):
+                setattr(cls, name, self._wrap_start(getattr(cls, name)))
+        for cls in (autograd.profile, getattr(legacy, "profile", None)):
+            if cls is not None and callable(getattr(cls, "__exit__", None)):
+                setattr(cls, "__exit__", self._wrap_exit(cls.__exit__))
+
+    def _wrap_start(self, original):
+        guard = self
+
+        def start(profiler, *args, **kwargs):
+            if getattr(profiler, "enabled", True):
+                guard._starting(profiler)
+            return original(profiler, *args, **kwargs)
+
+        start.__wrapped__ = original
+        start.__name__ = getattr(original, "__name__", "start")
+        start.__doc__ = getattr(original, "__doc__", None)
+        return start
+
+    def _wrap_exit(self, original):
+        guard = self
+
+        def exit_(profiler, *args, **kwargs):
+            try:
+                return original(profiler, *args, **kwargs)
+            finally:
+                guard._ended(profiler)
+
+        exit_.__wrapped__ = original
+        exit_.__name__ = "__exit__"
+        exit_.__doc__ = getattr(original, "__doc__", None)
+        return exit_
+
+
+GUARD = ProfilerGuard()
+# Imported when an operators window is configured (_windows._collector_module): from then on a
+# script's own profiler is seen starting and ending.
+GUARD.install()

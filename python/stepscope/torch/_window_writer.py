@@ -47,6 +47,9 @@ class BackgroundWriter:
             try:
                 job()
             finally:
+                # Let go of what the job held (a window's profiler data) now, not when the next
+                # job arrives.
+                job = None
                 with self._condition:
                     self._busy = False
                     self._condition.notify_all()

@@ -35,6 +35,12 @@ Closing a window stops its collector on the training thread (a ``DetailWindowSto
 between two steps: the step tracker begins the next step after it) and leaves converting and
 writing to a writer thread (``_window_writer``; a ``DetailWindowWrite`` span on that thread).
 
+A collector may refuse to start (``WindowSkipped``: the operator profiler while the script runs
+torch's own): the window is dropped, with a zero-length ``DetailWindow:<kind>`` span (args
+window, skipped, reason) and one line on stderr per process. A collector that gets a
+``set_preempt_handler`` can close its window early from the training thread (the script starting
+torch's profiler): ``complete: false`` and ``reason`` in the document and the span.
+
 Threading: the scheduler runs on the training loop's thread (the tracker's), the GIL serialises
 its state; the control thread hands over controls under a lock. Forked children (DataLoader
 workers) drop the parent's windows.
@@ -64,6 +70,10 @@ WRITE_SPAN = "DetailWindowWrite"
 
 def _warn(message):
     sys.stderr.write(f"stepscope: {message}\n")
+
+
+class WindowSkipped(Exception):
+    """Raised by a collector's start() when its window must not run now; the message says why."""
 
 
 class WindowSpec:
@@ -163,7 +173,7 @@ class _OpenWindow:
     """A window while it collects."""
 
     __slots__ = ("index", "spec", "collector", "span", "start_ns", "start_ticks", "counted", "other_steps",
-                 "explicit")
+                 "explicit", "thread", "written")
 
     def __init__(self, index, spec, collector, explicit):
         self.index = index
@@ -175,6 +185,8 @@ class _OpenWindow:
         self.counted = []      # numbers of the steps of spec.phase that ended inside
         self.other_steps = 0   # steps of other phases that ended inside
         self.explicit = explicit
+        self.thread = threading.get_ident()  # the thread that opened it, the only one that can stop it
+        self.written = None    # (path, bytes) once an explicit window is written
 
 
 class _ControlPoller:
@@ -219,6 +231,7 @@ class WindowScheduler:
         self._controls_lock = threading.Lock()
         self._poller = None
         self.written = []   # [(path, compressed bytes)] of the files written
+        self._skip_warned = False
         for spec in specs:
             self._add(spec)
         self._refresh()
@@ -386,7 +399,7 @@ class WindowScheduler:
 
     # Opening and closing -------------------------------------------------------------------
 
-    def _open_window(self, index, spec, explicit=False):
+    def _open_window(self, index, spec, explicit=False, skipped_out=None):
         collector = _make_collector(spec, index)
         window = _OpenWindow(index, spec, collector, explicit)
         self._opened_any = True
@@ -394,13 +407,38 @@ class WindowScheduler:
         window.start_ticks = _core.now()
         try:
             collector.start()
+        except WindowSkipped as skipped:
+            now = _core.now()
+            _core.span_at(window.span, window.start_ticks, now)
+            _core.args({"window": index, "skipped": 1, "reason": str(skipped)})
+            if not self._skip_warned:
+                self._skip_warned = True
+                _warn(f"detail window {index} ({spec.describe()}) skipped: {skipped}; stepscope's "
+                      f"{spec.kind} windows are skipped while it runs")
+            if skipped_out is not None:
+                skipped_out.append(str(skipped))
+            return None
         except Exception as error:  # a profiler that cannot start must not stop the job
             _core.span_at(window.span, window.start_ticks, _core.now())
             _core.args({"window": index, "error": f"{type(error).__name__}: {error}"})
             _warn(f"detail window {index} ({spec.describe()}) could not start: {type(error).__name__}: {error}")
             return None
         self._open[spec.kind] = window
+        set_preempt_handler = getattr(collector, "set_preempt_handler", None)
+        if set_preempt_handler is not None:
+            set_preempt_handler(lambda reason: self._preempt(window, reason))
         return window
+
+    def _preempt(self, window, reason):
+        """Closes `window` early (complete: false, `reason`); True when it is closed afterwards.
+        Only its own thread can stop it: False when called from another."""
+        if self._open.get(window.spec.kind) is not window:
+            return True
+        if threading.get_ident() != window.thread:
+            return False
+        self._close(window, complete=False, reason=reason)
+        self._refresh()
+        return True
 
     def _discard(self, window):
         """Drops a window opened for a mispredicted step; it waits for its phase again."""
@@ -426,10 +464,11 @@ class WindowScheduler:
         _core.span_at(window.span, window.start_ticks, _core.now())
         _core.args({"window": window.index, "error": message})
 
-    def _close(self, window, complete):
+    def _close(self, window, complete, reason=None):
         """Stops the window's collector here, on the training thread, and hands the conversion
         and writing to the writer thread (_window_writer). An explicit window is written before
-        this returns (its caller may read the file next); returns (path, bytes) for it, else None."""
+        this returns (its caller may read the file next); returns (path, bytes) for it, else None.
+        `reason` says why a window closed early (in its span's args and its document)."""
         del self._open[window.spec.kind]
         began_ticks = _core.now()
         began = time.perf_counter_ns()
@@ -444,8 +483,11 @@ class WindowScheduler:
         stop_overhead_ns = time.perf_counter_ns() - began
         counted = window.counted
         _core.span_at(window.span, window.start_ticks, began_ticks)
-        _core.args({"window": window.index, "first_step": counted[0] if counted else -1,
-                    "last_step": counted[-1] if counted else -1, "steps": len(counted)})
+        span_args = {"window": window.index, "first_step": counted[0] if counted else -1,
+                     "last_step": counted[-1] if counted else -1, "steps": len(counted)}
+        if reason is not None:
+            span_args["reason"] = reason
+        _core.args(span_args)
         # stepscope's own time on the training thread, between two steps: rules leave it out.
         _window_writer.span_on_this_thread(STOP_SPAN, began_ticks, {"window": window.index})
         document = {
@@ -463,15 +505,21 @@ class WindowScheduler:
             "end_ticks": end_ticks,
             "stop_overhead_ns": stop_overhead_ns,
         }
+        if reason is not None:
+            document["reason"] = reason
         outcome = []
 
         def finish_and_write():
             write_began = _core.now()
             converted = time.perf_counter_ns()
             try:
-                document.update(payload() if callable(payload) else payload)
-                document["finish_ns"] = time.perf_counter_ns() - converted
-                written = _detail_store.write_window(document)
+                result = payload() if callable(payload) else payload
+                if isinstance(result, _detail_store.SelfWrittenWindow):
+                    written = result.write(document)  # it measures finish_ns itself
+                else:
+                    document.update(result)
+                    document["finish_ns"] = time.perf_counter_ns() - converted
+                    written = _detail_store.write_window(document)
             except (OSError, ValueError) as error:
                 _warn(f"cannot write detail window {window.index} ({window.spec.describe()}): {error}")
                 return
@@ -487,7 +535,8 @@ class WindowScheduler:
 
         writer = _window_writer.InlineWriter() if window.explicit else self._writer
         writer.submit(finish_and_write)
-        return outcome[0] if outcome else None
+        window.written = outcome[0] if outcome else None
+        return window.written
 
     def drain(self):
         """Waits for the writer thread to write every closed window (at exit)."""
@@ -498,21 +547,25 @@ class WindowScheduler:
     # Explicit windows (stepscope.torch.profile) --------------------------------------------
 
     def open_explicit(self, spec):
+        """The open window, or None when the collector skipped it (WindowSkipped: said on stderr)."""
         if spec.kind in self._open:
             other = self._open[spec.kind]
             raise RuntimeError(f"stepscope.torch.profile: another {spec.kind} window is open (window "
                                f"{other.index}: {other.spec.describe()}); profile one thing at a time")
         index = self._next_index
         self._next_index += 1
-        window = self._open_window(index, spec, explicit=True)
-        if window is None:
+        skipped = []
+        window = self._open_window(index, spec, explicit=True, skipped_out=skipped)
+        if window is None and not skipped:
             raise RuntimeError(f"stepscope.torch.profile: the {spec.kind} window could not start (see above)")
         self._refresh()
         return window
 
     def close_explicit(self, window):
-        if self._open.get(window.spec.kind) is not window:
+        if window is None:
             return None
+        if self._open.get(window.spec.kind) is not window:
+            return window.written  # closed early (preempted) or at exit
         written = self._close(window, complete=True)
         self._refresh()
         return written
@@ -613,7 +666,9 @@ class profile:  # noqa: N801 -- a context manager, lower case like stepscope.ste
 
     When the block ends the window is written to ``<node>/detail/<kind>-<pid>-<index>.json.zst``
     (``path`` holds it afterwards); it records a ``DetailWindow:<kind>`` span. Starts recording
-    (``stepscope.start()``) if the process does not record yet.
+    (``stepscope.start()``) if the process does not record yet. An operators block while the
+    script runs torch's own profiler profiles nothing (``path`` stays None; stderr says so), and
+    one the script starts torch's profiler inside ends there (written with ``complete: false``).
 
     Raises:
         ValueError: a bad argument, on creation.
@@ -638,15 +693,17 @@ class profile:  # noqa: N801 -- a context manager, lower case like stepscope.ste
                 timer = timer or "total_time"
         self._spec = WindowSpec(kind, profiler=profiler, timer=timer, source="explicit")
         self._window = None
+        self._entered = False
         self.path = None
 
     def __enter__(self):
-        if self._window is not None:
+        if self._entered:
             raise RuntimeError("stepscope.torch.profile: this window is open already; use a new profile()")
         if not _core.is_enabled():
             import stepscope
             stepscope.start()
         self._window = scheduler().open_explicit(self._spec)
+        self._entered = True
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):

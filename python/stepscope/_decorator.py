@@ -2,10 +2,9 @@
 
 The native ``Annotation`` type hands functions to :func:`decorate`; keeping the wrapper in
 Python lets :func:`functools.wraps` and method binding behave exactly as for any decorator.
+functools is imported when the first function is decorated, not with the package: ``import
+stepscope`` stays cheap for every process of a job (benchmarks/import_time_benchmark.py).
 """
-
-import functools
-import inspect
 
 from stepscope import _core
 
@@ -19,7 +18,9 @@ def decorate(name, func):
             function the span covers creating the coroutine, not awaiting it; annotate the
             awaited code with ``with stepscope.annotate(...)`` inside it instead.
     """
-    if inspect.isclass(func):
+    import functools
+
+    if isinstance(func, type):  # what inspect.isclass tests, without importing inspect
         raise TypeError(
             "stepscope.annotate decorates functions and methods, not classes; "
             f"annotate {func.__qualname__}'s methods instead")

@@ -1,9 +1,8 @@
 """Starting and stopping the recorder from a script, and its statistics."""
 
-import datetime
 import os
-import socket
 import sys
+import time
 
 from stepscope import _core
 
@@ -15,7 +14,7 @@ def _default_job_name():
     script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
     if script.endswith(".py"):
         script = script[:-3]
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     return f"{script or 'python'}-{stamp}"
 
 
@@ -43,7 +42,7 @@ def start(out=None, job=None, node=None):
         return _node_dir
     out = out or os.environ.get("STEPSCOPE_OUT") or "stepscope-runs"
     job = _check_name("job name", job or os.environ.get("STEPSCOPE_JOB") or _default_job_name())
-    node = _check_name("node id", node or os.environ.get("STEPSCOPE_NODE") or socket.gethostname())
+    node = _check_name("node id", node or os.environ.get("STEPSCOPE_NODE") or os.uname().nodename)
     node_dir = os.path.join(os.path.abspath(os.fspath(out)), job, node)
     _core.start(node_dir)
     if not _core.is_enabled():  # the recorder accepts a start after stop but stays off

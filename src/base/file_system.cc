@@ -82,8 +82,12 @@ Status WriteFileAtomically(const std::string& path, const std::string& data) {
     }
     written += static_cast<size_t>(n);
   }
-  fsync(fd);
-  close(fd);
+  // Network file systems report a failed write-back at close (EINTR: closed, outcome unknown).
+  if (close(fd) != 0 && errno != EINTR) {
+    int err = errno;
+    unlink(tmp.c_str());
+    return ErrnoError("write '" + tmp + "'", err);
+  }
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     unlink(tmp.c_str());

@@ -25,6 +25,22 @@ noise to read it against. The order of the variants rotates every repetition so 
 the machine's load does not favour one of them. Each B/C run must have recorded every training
 step, so a run that silently recorded nothing cannot pass.
 
+Confounds removed (--uncontrolled keeps the machine's defaults, to see them): every variant runs
+with the same settings, which make its CPU time and page faults depend on the work done, not on
+what else lives in the process:
+- OMP_WAIT_POLICY=PASSIVE. With libgomp's default the example's second OpenMP thread spins
+  between parallel regions: a step's CPU time reads about twice its wall time whatever the work,
+  and the spin competes for the two cores with everything else (stepscope's threads included),
+  so CPU time cannot show an overhead and wall time moves with thread placement;
+- glibc malloc thresholds fixed (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_, MALLOC_TOP_PAD_).
+  By default glibc raises its mmap threshold each time a large mmapped block is freed, so when
+  tensors come from fresh pages depends on the process's allocation history, which stepscope's
+  own buffers change: plain and profiled runs took 358k and 426k minor page faults for the same
+  100 steps. Fixed, both take ~45k, and the example runs ~10 % faster.
+With the machine's defaults every profiled configuration (torch's profiler included) measured
+less CPU than the plain run; with these settings the order is as the work says. Minor page
+faults per step of every run are reported beside the times.
+
 Shared machines: other processes' CPU use moves single runs by far more than 1 %. Before each
 run the benchmark waits (up to --max-wait s) for the machine to be quiet, and it measures the
 CPU time used by processes other than the benchmarked job during each run (/proc/stat busy
@@ -68,7 +84,15 @@ BAR_PCT = 1.0
 # The example's last line, as key=value words; these keys must be there.
 RESULT_KEYS = {"train_loop_seconds": "loop_s", "median_train_step_ms": "median_step_ms",
                "mean_train_step_ms": "mean_step_ms", "median_train_step_cpu_ms": "step_cpu_ms"}
-METRICS = ("median_step_ms", "mean_step_ms", "loop_s", "step_cpu_ms")
+METRICS = ("median_step_ms", "mean_step_ms", "loop_s", "step_cpu_ms", "faults_per_step")
+# Same for every variant (module docstring, "Confounds removed"): 4 GiB thresholds keep
+# glibc from ever switching to mmap or trimming, whatever was freed before.
+CONTROLLED_ENV = {
+    "OMP_WAIT_POLICY": "PASSIVE",
+    "MALLOC_MMAP_THRESHOLD_": str(4 << 30),
+    "MALLOC_TRIM_THRESHOLD_": str(4 << 30),
+    "MALLOC_TOP_PAD_": str(256 << 20),
+}
 LABELS = {"A": "A plain", "B": "B always-on", "L": "L launcher only (--no-torch)",
           "C": "C with detail windows"}
 
@@ -97,6 +121,8 @@ def parse_args():
                         help="steps per epoch of the micro loop")
     parser.add_argument("--no-warmup", action="store_true", help="skip the uncounted first run")
     parser.add_argument("--skip-detail", action="store_true", help="do not measure variant C")
+    parser.add_argument("--uncontrolled", action="store_true",
+                        help="keep libgomp's and glibc malloc's defaults (see the docstring)")
     parser.add_argument("--json", help="also write the settings, every run and the summary here")
     args = parser.parse_args()
     if args.repeats < 1:
@@ -138,16 +164,17 @@ def wait_until_quiet(max_foreign_pct, max_wait_s):
 
 # --- running one variant ----------------------------------------------------------------------
 
-def run_once(variant, command, run_dir, expected_steps, cli):
-    """Runs one variant and returns its metrics (from the example's last line) and the CPU use
-    of other processes while it ran."""
+def run_once(variant, command, run_dir, expected_steps, cli, env, steps):
+    """Runs one variant and returns its metrics (from the example's last line), its minor page
+    faults per step (of the `steps` the example trains) and the CPU use of other processes while
+    it ran. A stepscope run must record `expected_steps` TRAIN steps."""
     busy_before, ours_before = busy_cpu_seconds(), children_cpu_seconds()
+    faults_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
     started = time.perf_counter()
-    # Every variant gets this environment (PYTHONPATH names the stepscope package that
-    # `stepscope run` instruments the job with), so that only stepscope differs.
     result = subprocess.run(command, capture_output=True, text=True, timeout=1800,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - started
+    faults = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - faults_before
     foreign = (busy_cpu_seconds() - busy_before) - (children_cpu_seconds() - ours_before)
     if result.returncode != 0:
         raise RuntimeError(f"variant {variant} exited with {result.returncode}: "
@@ -160,7 +187,8 @@ def run_once(variant, command, run_dir, expected_steps, cli):
         raise RuntimeError(f"variant {variant}: no complete train_loop_seconds= line in the "
                            f"output:\n{result.stdout[-2000:]}")
     metrics = {name: float(values[key]) for key, name in RESULT_KEYS.items()}
-    metrics.update(wall_s=wall, foreign_pct=max(0.0, 100.0 * foreign / wall))
+    metrics.update(wall_s=wall, foreign_pct=max(0.0, 100.0 * foreign / wall),
+                   faults_per_step=faults / steps)
     if run_dir is not None:
         metrics.update(recorded(cli, run_dir, expected_steps, variant))
     return metrics
@@ -211,7 +239,7 @@ print(f"micro_step_us={1e6 * min(per_step[1:]):.4f}")
 """
 
 
-def micro_cost(args, stepscope_flags, root):
+def micro_cost(args, stepscope_flags, root, env):
     """([plain µs/step], [instrumented µs/step]) of the micro loop, alternating A and B."""
     plain, instrumented = [], []
     for index in range(args.micro_repeats):
@@ -222,7 +250,7 @@ def micro_cost(args, stepscope_flags, root):
                 command = [args.cli, "run", "--out", root, "--job", f"micro{index}", "--node",
                            "n", *stepscope_flags, "--", *command]
             result = subprocess.run(command, capture_output=True, text=True, timeout=600,
-                                    stdin=subprocess.DEVNULL)
+                                    stdin=subprocess.DEVNULL, env=env)
             match = re.search(r"^micro_step_us=(\S+)$", result.stdout, re.MULTILINE)
             if result.returncode != 0 or match is None:
                 raise RuntimeError(f"micro loop {variant} failed ({result.returncode}):\n"
@@ -272,7 +300,8 @@ def print_summary(results, summaries, repeats):
     a = summaries["A"]
     print(f"\n{LABELS['A']}: median step {a['median_step_ms']:.3f} ms, mean step "
           f"{a['mean_step_ms']:.3f} ms, loop {a['loop_s']:.3f} s, CPU per step "
-          f"{a['step_cpu_ms']:.3f} ms (medians of {repeats})")
+          f"{a['step_cpu_ms']:.3f} ms, minor faults per step {a['faults_per_step']:.0f} (medians of "
+          f"{repeats})")
     print("  noise, A's own spread (max-min)/median: "
           + ", ".join(f"{m} {spread_pct([r[m] for r in results['A']]):.1f} %" for m in METRICS))
     for variant, s in summaries.items():
@@ -282,7 +311,8 @@ def print_summary(results, summaries, repeats):
         print(f"{LABELS[variant]}: median step {s['median_step_ms']:.3f} ms "
               f"({o['median_step_ms']:+.2f} %), mean step {s['mean_step_ms']:.3f} ms "
               f"({o['mean_step_ms']:+.2f} %), loop {s['loop_s']:.3f} s ({o['loop_s']:+.2f} %), "
-              f"CPU per step {s['step_cpu_ms']:.3f} ms ({o['step_cpu_ms']:+.2f} %)")
+              f"CPU per step {s['step_cpu_ms']:.3f} ms ({o['step_cpu_ms']:+.2f} %), "
+              f"minor faults per step {s['faults_per_step']:.0f} ({o['faults_per_step']:+.1f} %)")
         for metric in ("median_step_ms", "step_cpu_ms"):
             paired = s["paired_overhead_pct"][metric]
             print(f"  paired per repetition, {metric}: {paired} % "
@@ -319,6 +349,11 @@ def main():
         variants["C"] = ["--interval", args.interval, "--detailed-steps", "5:1",
                          "--dataloader-steps", "7:1", "--python-steps", "9:3"]
     root = tempfile.mkdtemp(prefix="stepscope-overhead-")
+    # Every variant gets this environment (PYTHONPATH names the stepscope package that
+    # `stepscope run` instruments the job with), so that only stepscope differs.
+    env = dict(os.environ) if args.uncontrolled else {**os.environ, **CONTROLLED_ENV}
+    if not args.uncontrolled:
+        notes.append("controlled: " + " ".join(f"{k}={v}" for k, v in CONTROLLED_ENV.items()))
 
     def command(variant, job):
         """The variant's command line and its run directory (None for the plain run)."""
@@ -337,7 +372,7 @@ def main():
     attempt = 0
     try:
         if not args.no_warmup:  # fills the page cache and warms torch's import
-            run_once("A", example, None, expected_steps, args.cli)
+            run_once("A", example, None, expected_steps, args.cli, env, expected_steps)
         while len(results["A"]) < args.repeats:
             if len(discarded) >= args.max_retries:
                 notes.append(f"{len(discarded)} repetitions were disturbed by other processes: "
@@ -354,7 +389,8 @@ def main():
                 try:
                     # L leaves torch uninstrumented: it must record no step at all.
                     metrics = run_once(variant, cmd, run_dir,
-                                       0 if variant == "L" else expected_steps, args.cli)
+                                       0 if variant == "L" else expected_steps, args.cli, env,
+                                       expected_steps)
                 except RuntimeError as error:
                     if variant != "C":
                         raise
@@ -384,7 +420,7 @@ def main():
             for variant, metrics in repetition.items():
                 results[variant].append(metrics)
         if args.micro_repeats > 0:
-            micro = micro_cost(args, always_on, root)
+            micro = micro_cost(args, always_on, root, env)
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

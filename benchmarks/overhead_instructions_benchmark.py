@@ -26,7 +26,8 @@ stepscope's recorder flusher, which compresses the recorded events on another th
 flusher also wakes every 100 ms of wall time; under callgrind a step lasts about 50 times longer,
 so its idle wake-ups are over-counted here by that factor, which makes its figure an upper bound.
 
-Settings that keep the counts repeatable, the same for A and B: OMP_WAIT_POLICY=PASSIVE (libgomp
+Settings that keep the counts repeatable, the same for A and B: overhead_benchmark.CONTROLLED_ENV
+(glibc malloc thresholds fixed, so both take the same allocator paths), OMP_WAIT_POLICY=PASSIVE (libgomp
 threads would otherwise spin at barriers for a time-dependent number of instructions, and
 valgrind runs one thread at a time), PYTHONHASHSEED=0, DataLoader workers off (--num-workers 0:
 with workers the batches prefetched at the end depend on timing), and PYTHONDONTWRITEBYTECODE
@@ -47,6 +48,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from overhead_benchmark import CONTROLLED_ENV
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(REPO, "examples", "train_cnn.py")
@@ -120,7 +123,10 @@ def run(args, variant, steps, workdir):
     if variant == "B":
         command = [args.cli, "run", "--out", os.path.join(workdir, "runs"), "--job",
                    f"{variant}{steps}", "--no-detail", "--", *command]
-    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", PYTHONHASHSEED="0")
+    # The wall-clock benchmark's settings (OpenMP passive, glibc malloc thresholds fixed): with
+    # glibc's dynamic mmap threshold the allocator takes other code paths depending on what the
+    # process freed before, which stepscope's buffers change.
+    env = dict(os.environ, **CONTROLLED_ENV, PYTHONHASHSEED="0")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     started = time.monotonic()
     result = subprocess.run(command, capture_output=True, text=True, env=env,

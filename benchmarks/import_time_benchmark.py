@@ -31,6 +31,8 @@ import subprocess
 import sys
 import time
 
+import startup_runs
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BAR_MS = 30.0
 IMPORT_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)$")
@@ -41,15 +43,11 @@ def parse_args():
     parser.add_argument("--repeats", type=int, default=40, help="runs of each variant (default 40)")
     parser.add_argument("--importtime-repeats", type=int, default=9,
                         help="-X importtime runs (default 9; 0 skips them)")
-    parser.add_argument("--python", action="append", help="interpreter to start (repeatable)")
-    parser.add_argument("--keep-env", action="store_true",
-                        help="keep PYTHONDONTWRITEBYTECODE in the runs' environment")
+    startup_runs.add_interpreter_arguments(parser)
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    if not args.python:
-        args.python = [p for p in (os.path.join(REPO, ".venv", "bin", "python"), "/usr/bin/python3")
-                       if os.path.exists(p)]
+    args.python = startup_runs.interpreters(args)
     return args
 
 
@@ -87,8 +85,7 @@ def load_average():
 def main():
     args = parse_args()
     env = dict(os.environ)
-    if not args.keep_env and env.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
-        print("PYTHONDONTWRITEBYTECODE removed from the runs' environment (--keep-env keeps it)")
+    startup_runs.drop_bytecode_switch(env, args)
     passed = True
     try:
         for python in args.python:

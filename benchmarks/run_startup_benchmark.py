@@ -48,6 +48,8 @@ import sys
 import tempfile
 import time
 
+import startup_runs
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BAR_MS = 100.0
 PHASES = ("setup", "job", "compact", "manifest", "rules", "report", "summary")
@@ -58,17 +60,13 @@ def parse_args():
     parser.add_argument("--repeats", type=int, default=30, help="runs of each variant (default 30)")
     parser.add_argument("--breakdown-repeats", type=int, default=7,
                         help="traced launcher runs for the breakdown (default 7; 0 skips it)")
-    parser.add_argument("--python", action="append", help="interpreter to start (repeatable)")
-    parser.add_argument("--keep-env", action="store_true",
-                        help="keep PYTHONDONTWRITEBYTECODE in the runs' environment")
+    startup_runs.add_interpreter_arguments(parser)
     parser.add_argument("--cli", default=os.environ.get("STEPSCOPE_CLI")
                         or os.path.join(REPO, "build", "src", "cli", "stepscope"))
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    if not args.python:
-        args.python = [p for p in (os.path.join(REPO, ".venv", "bin", "python"), "/usr/bin/python3")
-                       if os.path.exists(p)]
+    args.python = startup_runs.interpreters(args)
     return args
 
 
@@ -193,8 +191,7 @@ def main():
     if not os.path.exists(args.cli):
         print(f"error: no stepscope CLI at {args.cli} (build it, or pass --cli)", file=sys.stderr)
         return 2
-    if not args.keep_env and ENV.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
-        print("PYTHONDONTWRITEBYTECODE removed from the runs' environment (--keep-env keeps it)")
+    startup_runs.drop_bytecode_switch(ENV, args)
     trace = args.breakdown_repeats > 0 and shutil.which("strace") is not None
     if args.breakdown_repeats > 0 and not trace:
         print("strace is not installed: the breakdown is skipped", file=sys.stderr)

@@ -37,6 +37,7 @@ py::object ArgValue(const Model& model, const analysis::EventArg& arg) {
     case analysis::EventArg::Type::kInt: return py::int_(arg.int_value);
     case analysis::EventArg::Type::kDouble: return py::float_(arg.double_value);
     case analysis::EventArg::Type::kString: return py::str(std::string(model.String(arg.string_value)));
+    case analysis::EventArg::Type::kBool: return py::bool_(arg.int_value != 0);
   }
   return py::none();
 }

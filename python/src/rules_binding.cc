@@ -72,6 +72,7 @@ class WindowView {
         py::str key(std::string(m.String(arg.key)));
         if (arg.type == analysis::EventArg::Type::kInt) args[key] = arg.int_value;
         else if (arg.type == analysis::EventArg::Type::kDouble) args[key] = arg.double_value;
+        else if (arg.type == analysis::EventArg::Type::kBool) args[key] = py::bool_(arg.int_value != 0);
         else args[key] = std::string(m.String(arg.string_value));
       }
       entry["args"] = std::move(args);

@@ -59,6 +59,12 @@ int32_t Model::RankOf(uint32_t node, int32_t pid) const {
   return process == nullptr ? -1 : process->rank;
 }
 
+std::string_view Model::WriterOf(const FrameworkEvent& event) const {
+  const ProcessFacts* process = FindProcess(event.node, event.pid);
+  if (process != nullptr && process->writer != kEmptyString) return String(process->writer);
+  return event.node < nodes_.size() ? std::string_view(nodes_[event.node].name) : std::string_view();
+}
+
 std::vector<int32_t> Model::RanksOnNode(uint32_t node) const {
   std::vector<int32_t> ranks;
   for (const ProcessFacts& process : processes_) {
@@ -220,6 +226,14 @@ EventArg ModelBuilder::StringArg(std::string_view key, std::string_view value) {
   return arg;
 }
 
+EventArg ModelBuilder::BoolArg(std::string_view key, bool value) {
+  EventArg arg;
+  arg.key = Intern(key);
+  arg.type = EventArg::Type::kBool;
+  arg.int_value = value ? 1 : 0;
+  return arg;
+}
+
 Model ModelBuilder::Finish() && {
   Model& model = model_;
   bool any = false;
@@ -298,6 +312,7 @@ Model ModelBuilder::Finish() && {
                        &ProcessFacts::world_size, &ProcessFacts::group_rank}) {
       if (known.*field < 0) known.*field = process.*field;
     }
+    if (known.writer == kEmptyString) known.writer = process.writer;
   }
   model.processes_ = std::move(merged);
 

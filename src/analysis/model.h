@@ -72,6 +72,22 @@ struct ProcessFacts {
   int32_t local_rank = -1;  // rank on its node (LOCAL_RANK)
   int32_t world_size = -1;  // ranks in the job (WORLD_SIZE, distributedInfo.world_size)
   int32_t group_rank = -1;  // its node's rank among the job's nodes (GROUP_RANK)
+  // SageMaker: the node id of the timeline files its events came from when that is not the
+  // node's name: a rank's writer "0-algo-1" (read as "algo-1-0") shares algo-1's system metrics,
+  // so its events belong to algo-1, and the rules that key by writer (StepOutlier) read it here.
+  // kEmptyString otherwise.
+  StringId writer = kEmptyString;
+};
+
+// Where the reference's window grid lies on imported SageMaker data (shared/RULES.md §0): its
+// origin is the first file timestamp (for system files the minute in the file name), and
+// offline evaluation stops before the window whose start reaches `stop_ns` (the latest file
+// timestamp: the earlier of the latest system file and the latest framework file).
+// Absent (`known` false) for stepscope's own runs and Kineto traces, which use their own grid.
+struct FileGrid {
+  bool known = false;
+  int64_t origin_ns = 0;
+  int64_t stop_ns = 0;
 };
 
 struct SystemSeries {
@@ -106,7 +122,9 @@ struct FrameworkEvent {
 
 struct EventArg {
   StringId key = 0;
-  enum class Type : uint8_t { kInt, kDouble, kString } type = Type::kInt;
+  // kBool keeps a JSON true/false a bool (int_value 0 or 1): the reference writes SageMaker's
+  // pin_memory back as it read it.
+  enum class Type : uint8_t { kInt, kDouble, kString, kBool } type = Type::kInt;
   int64_t int_value = 0;
   double double_value = 0;
   StringId string_value = 0;
@@ -154,6 +172,10 @@ class Model {
   // Data up to this time is complete (a live run: the oldest stream's last flush; a finished or
   // imported run: last_ns()). Online rule evaluation only closes windows before it.
   int64_t complete_until_ns() const { return complete_until_ns_; }
+  // Imported SageMaker data: the reference's window grid, from the file names.
+  const FileGrid& file_grid() const { return file_grid_; }
+  // The node id that wrote `event` (ProcessFacts::writer), else its node's name.
+  std::string_view WriterOf(const FrameworkEvent& event) const;
 
   // Index ranges into events(): events starting in [start_ns, end_ns) (half-open), and events
   // overlapping the closed interval [start_ns, end_ns] (end >= start_ns and start <= end_ns).
@@ -188,6 +210,7 @@ class Model {
   int64_t first_ns_ = 0;
   int64_t last_ns_ = 0;
   int64_t complete_until_ns_ = 0;
+  FileGrid file_grid_;
 };
 
 // Fills a Model. Add* in any order; Finish() sorts series samples and events, remaps flows,
@@ -219,10 +242,12 @@ class ModelBuilder {
   void AddProblem(std::string problem) { model_.problems_.push_back(std::move(problem)); }
   // Default: last_ns() after Finish().
   void SetCompleteUntil(int64_t ns) { complete_until_ns_ = ns; }
+  void SetFileGrid(const FileGrid& grid) { model_.file_grid_ = grid; }
 
   EventArg IntArg(std::string_view key, int64_t value);
   EventArg DoubleArg(std::string_view key, double value);
   EventArg StringArg(std::string_view key, std::string_view value);
+  EventArg BoolArg(std::string_view key, bool value);
 
   size_t event_count() const { return model_.events_.size(); }
   Model Finish() &&;

@@ -56,6 +56,7 @@ class SectionReader {
  public:
   SectionReader(std::string_view bytes, std::string_view section) : reader_(bytes), section_(section) {}
   bool ok() const { return error_.empty(); }
+  bool AtEnd() const { return reader_.remaining() == 0; }
   const std::string& error() const { return error_; }
   bool Fail(std::string what) {
     if (error_.empty()) error_ = std::string(section_) + " section: " + std::move(what);
@@ -141,6 +142,10 @@ std::string EncodeModelFile(const Model& model) {
   std::string meta;
   meta.push_back(static_cast<char>(model.source()));
   PutSigned(meta, model.complete_until_ns());
+  if (model.file_grid().known) {  // version 3: only SageMaker imports have one
+    PutSigned(meta, model.file_grid().origin_ns);
+    PutSigned(meta, model.file_grid().stop_ns);
+  }
   AppendSection(file, Section::kMeta, meta);
 
   std::string strings;
@@ -205,7 +210,8 @@ std::string EncodeModelFile(const Model& model) {
       PutVarint(args, arg.key);
       args.push_back(static_cast<char>(arg.type));
       switch (arg.type) {
-        case EventArg::Type::kInt: PutSigned(args, arg.int_value); break;
+        case EventArg::Type::kInt:
+        case EventArg::Type::kBool: PutSigned(args, arg.int_value); break;
         case EventArg::Type::kDouble: PutFixed<double>(args, arg.double_value); break;
         case EventArg::Type::kString: PutVarint(args, arg.string_value); break;
       }
@@ -238,6 +244,7 @@ std::string EncodeModelFile(const Model& model) {
     PutSigned(processes, process.local_rank);
     PutSigned(processes, process.world_size);
     PutSigned(processes, process.group_rank);
+    PutVarint(processes, process.writer);
   }
   AppendSection(file, Section::kProcesses, processes);
   return file;
@@ -262,12 +269,12 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
   uint32_t version = 0, section_count = 0;
   (void)header.ReadFixed(&version);
   (void)header.ReadFixed(&section_count);
-  if (version != kModelFileVersion && version != kPreviousModelFileVersion) {
+  if (version != kModelFileVersion && version != kPreviousModelFileVersion && version != kVersion1ModelFile) {
     return UnimplementedError(name + ": model file version " + std::to_string(version) + ", this stepscope reads " +
-                              std::to_string(kPreviousModelFileVersion) + " and " + std::to_string(kModelFileVersion) +
+                              std::to_string(kVersion1ModelFile) + " to " + std::to_string(kModelFileVersion) +
                               "; use a matching stepscope or import the run again");
   }
-  const uint32_t expected_sections = version == kModelFileVersion ? kSectionCount : kVersion1SectionCount;
+  const uint32_t expected_sections = version == kVersion1ModelFile ? kVersion1SectionCount : kSectionCount;
   if (section_count != expected_sections) {
     return DataLossError(name + ": " + std::to_string(section_count) + " sections, expected " +
                          std::to_string(expected_sections) + reimport);
@@ -294,8 +301,15 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
   const uint8_t source = meta.Byte();
   const int64_t complete_until_ns = meta.Signed();
   if (meta.ok() && source > static_cast<uint8_t>(ModelSource::kKineto)) meta.Fail("unknown source " + std::to_string(source));
+  FileGrid file_grid;  // version 3: SageMaker imports keep the reference's window grid
+  if (version == kModelFileVersion && meta.ok() && !meta.AtEnd()) {
+    file_grid.origin_ns = meta.Signed();
+    file_grid.stop_ns = meta.Signed();
+    file_grid.known = meta.ok();
+  }
   if (!meta.Finish()) return corrupt(meta);
   ModelBuilder builder(static_cast<ModelSource>(source));
+  builder.SetFileGrid(file_grid);
 
   SectionReader strings(raw[1], "strings");
   const uint64_t string_count = strings.Count("string");
@@ -377,10 +391,15 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
       EventArg arg;
       arg.key = args.Index(string_count, "string id");
       const uint8_t type = args.Byte();
-      if (args.ok() && type > static_cast<uint8_t>(EventArg::Type::kString)) args.Fail("unknown arg type");
+      const auto last_type = version == kModelFileVersion ? EventArg::Type::kBool : EventArg::Type::kString;
+      if (args.ok() && type > static_cast<uint8_t>(last_type)) args.Fail("unknown arg type");
       arg.type = static_cast<EventArg::Type>(type);
       switch (arg.type) {
         case EventArg::Type::kInt: arg.int_value = args.Signed(); break;
+        case EventArg::Type::kBool:
+          arg.int_value = args.Signed();
+          if (args.ok() && arg.int_value != 0 && arg.int_value != 1) args.Fail("bool arg not 0 or 1");
+          break;
         case EventArg::Type::kDouble: arg.double_value = args.Double(); break;
         case EventArg::Type::kString: arg.string_value = args.Index(string_count, "string id"); break;
       }
@@ -411,7 +430,7 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
   if (!problems.Finish()) return corrupt(problems);
 
   SectionReader processes(raw[8], "processes");  // empty (no count) in a version 1 file
-  const uint64_t process_count = version == kModelFileVersion ? processes.Count("process") : 0;
+  const uint64_t process_count = version == kVersion1ModelFile ? 0 : processes.Count("process");
   for (uint64_t i = 0; processes.ok() && i < process_count; ++i) {
     ProcessFacts process;
     process.node = processes.Index(node_count, "node");
@@ -426,6 +445,7 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
     process.local_rank = int32();
     process.world_size = int32();
     process.group_rank = int32();
+    if (version == kModelFileVersion) process.writer = processes.Index(string_count, "string id");
     if (processes.ok()) builder.AddProcess(process);
   }
   if (!processes.Finish()) return corrupt(processes);

@@ -4,9 +4,11 @@
 //
 // Layout (little-endian; docs/importers.md has the full description):
 //
-//   "STPSMODL" | u32 version (2) | u32 section count (9)
+//   "STPSMODL" | u32 version (3) | u32 section count (9)
 //   section x 9, in this order: meta, strings, nodes, series, events, args, flows, problems,
-//   processes (version 1 files, still read, have the first 8: their runs load without ranks)
+//   processes (version 1 files, still read, have the first 8: their runs load without ranks;
+//   version 2 files, still read, have no bool args and no writers; meta ends with a SageMaker
+//   import's file grid, origin and stop ns, only when the model has one)
 //     u32 id | u32 0 | u64 raw bytes | u64 stored bytes | zstd frame (with content checksum)
 //
 // Inside a section, columns: varints (LEB128), zigzag for signed values, deltas for sorted
@@ -23,8 +25,9 @@
 
 namespace stepscope::analysis {
 
-inline constexpr uint32_t kModelFileVersion = 2;          // written
-inline constexpr uint32_t kPreviousModelFileVersion = 1;  // also read
+inline constexpr uint32_t kModelFileVersion = 3;          // written
+inline constexpr uint32_t kPreviousModelFileVersion = 2;  // also read
+inline constexpr uint32_t kVersion1ModelFile = 1;         // also read
 
 // Writes atomically (temporary file + rename).
 Status SaveModelFile(const Model& model, const std::string& path);

@@ -176,13 +176,43 @@ TEST(ModelFileTest, WrongMagicAndNewerVersion) {
   ASSERT_FALSE(not_model.ok());
   EXPECT_EQ(not_model.status().message(),
             "x.stepscope: not a stepscope model file (bad magic); the file is corrupt or not a model file: import the run again");
-  bytes[8] = 3;
+  bytes[8] = 4;
   auto newer = DecodeModelFile(bytes, "x.stepscope");
   ASSERT_FALSE(newer.ok());
   EXPECT_EQ(newer.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(newer.status().message(),
-            "x.stepscope: model file version 3, this stepscope reads 1 and 2; use a matching stepscope or import the run "
+            "x.stepscope: model file version 4, this stepscope reads 1 to 3; use a matching stepscope or import the run "
             "again");
+}
+
+// What a SageMaker import adds (version 3): the reference's window grid, bool args, writers.
+TEST(ModelFileTest, KeepsFileGridBoolArgsAndWriters) {
+  ModelBuilder builder(ModelSource::kSageMaker);
+  const uint32_t node = builder.AddNode(NodeFacts{.name = "algo-1"});
+  FrameworkEvent event;
+  event.start_ns = 1'700'000'041'000'000'000;
+  event.end_ns = event.start_ns + 1000;
+  event.node = node;
+  event.pid = 5000;
+  const EventArg args[] = {builder.BoolArg("pin_memory", true), builder.BoolArg("drop_last", false)};
+  builder.AddEvent(event, args);
+  builder.AddProcess(ProcessFacts{.node = node, .pid = 5000, .writer = builder.Intern("algo-1-0")});
+  builder.SetFileGrid(FileGrid{.known = true, .origin_ns = 1'700'000'040'000'000'000, .stop_ns = 1'700'000'280'000'000'000});
+  const Model model = std::move(builder).Finish();
+
+  auto loaded = DecodeModelFile(EncodeModelFile(model), "m");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_TRUE(loaded->file_grid().known);
+  EXPECT_EQ(loaded->file_grid().origin_ns, 1'700'000'040'000'000'000);
+  EXPECT_EQ(loaded->file_grid().stop_ns, 1'700'000'280'000'000'000);
+  const auto loaded_args = loaded->Args(loaded->events()[0]);
+  ASSERT_EQ(loaded_args.size(), 2u);
+  EXPECT_EQ(loaded_args[0].type, EventArg::Type::kBool);
+  EXPECT_EQ(loaded_args[0].int_value, 1);
+  EXPECT_EQ(loaded_args[1].type, EventArg::Type::kBool);
+  EXPECT_EQ(loaded_args[1].int_value, 0);
+  EXPECT_EQ(loaded->WriterOf(loaded->events()[0]), "algo-1-0");
+  EXPECT_FALSE(DecodeModelFile(EncodeModelFile(SampleModel()), "m")->file_grid().known);
 }
 
 // A version 1 file is a version 2 file without the processes section: it loads, without ranks.

@@ -1,8 +1,11 @@
 #include "analysis/sagemaker_importer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <limits>
+#include <optional>
+#include <regex>
 #include <string_view>
 #include <unordered_map>
 
@@ -67,9 +70,23 @@ class SystemSeriesCache {
   std::string scratch_;
 };
 
+// A writer's node id names the node whose system metrics it shares: smdebug names each writing
+// process "<rank or pid>-algo-<n>" (read as "algo-<n>-<x>", RewriteSageMakerNodeId), and only
+// "algo-<n>" writes system metrics. "" when `node_id` is a node's own name or no such writer.
+std::string_view HostOfWriter(std::string_view node_id) {
+  static const std::regex kWriter(R"(^(algo-\d+)-\d+$)");
+  std::match_results<std::string_view::const_iterator> match;
+  if (!std::regex_match(node_id.begin(), node_id.end(), match, kWriter)) return {};
+  return node_id.substr(0, static_cast<size_t>(match.length(1)));
+}
+
 void AddTraceEvents(ModelBuilder& builder, const SageMakerTraceFile& file) {
-  const uint32_t node = builder.AddNode(NodeFacts{.name = file.node_id});
+  const std::string_view host = HostOfWriter(file.node_id);
+  const uint32_t node = builder.AddNode(NodeFacts{.name = std::string(host.empty() ? file.node_id : host)});
+  const StringId writer = host.empty() ? kEmptyString : builder.Intern(file.node_id);
+  const StringId pid_key = builder.Intern("pid");
   std::vector<EventArg> args;
+  int64_t last_writer_pid = -1;
   for (const SageMakerTraceEvent& event : file.events) {
     FrameworkEvent out;
     out.start_ns = event.start_ns;
@@ -87,10 +104,58 @@ void AddTraceEvents(ModelBuilder& builder, const SageMakerTraceFile& file) {
         case SageMakerTraceArg::Type::kInt: args.push_back(builder.IntArg(arg.key, arg.int_value)); break;
         case SageMakerTraceArg::Type::kDouble: args.push_back(builder.DoubleArg(arg.key, arg.double_value)); break;
         case SageMakerTraceArg::Type::kString: args.push_back(builder.StringArg(arg.key, arg.string_value)); break;
+        case SageMakerTraceArg::Type::kBool: args.push_back(builder.BoolArg(arg.key, arg.bool_value)); break;
       }
+    }
+    // The processes a rank's writer recorded (args.pid: steps, data-loader workers) keep the
+    // writer's id; other events carry only the timeline's own pid numbering.
+    const bool real_pid = std::any_of(args.begin(), args.end(), [&](const EventArg& arg) { return arg.key == pid_key; });
+    if (writer != kEmptyString && real_pid && out.pid != last_writer_pid) {
+      builder.AddProcess(ProcessFacts{.node = node, .pid = out.pid, .writer = writer});
+      last_writer_pid = out.pid;
     }
     builder.AddEvent(out, args);
   }
+}
+
+// The reference's file timestamps (µs): a system file's is the minute in its name, a pevents
+// file's the end of its last event, as its name says.
+int64_t SystemFileTimeUs(const std::string& path) {
+  const std::string name = fs::path(path).filename().string();
+  int64_t seconds = 0;
+  std::from_chars(name.data(), name.data() + 10, seconds);  // IsSageMakerSystemFileName: 10 digits
+  return seconds * 1'000'000;
+}
+
+// RULES.md §0: origin at the first system file (an earlier framework file moves it), evaluation
+// up to the earlier of the latest system and the latest framework file; one kind alone when the
+// other is missing.
+FileGrid FileGridOf(const SageMakerFiles& files) {
+  std::optional<std::pair<int64_t, int64_t>> system, framework;  // (first, latest) µs
+  auto see = [](std::optional<std::pair<int64_t, int64_t>>& range, int64_t t_us) {
+    if (!range) range.emplace(t_us, t_us);
+    range->first = std::min(range->first, t_us);
+    range->second = std::max(range->second, t_us);
+  };
+  for (const std::string& path : files.system) see(system, SystemFileTimeUs(path));
+  for (const std::string& path : files.pevents) {
+    if (auto name = ParsePeventsFileName(fs::path(path).filename().string())) see(framework, name->end_us);
+  }
+  FileGrid grid;
+  if (!system && !framework) return grid;
+  int64_t origin_us = 0, stop_us = 0;
+  if (system && framework) {
+    origin_us = std::min(system->first, framework->first);
+    stop_us = std::min(system->second, framework->second);
+  } else {
+    const auto& only = system ? *system : *framework;
+    origin_us = only.first;
+    stop_us = only.second;
+  }
+  grid.known = true;
+  grid.origin_ns = origin_us * 1000;
+  grid.stop_ns = stop_us * 1000;
+  return grid;
 }
 
 void NoteSkipped(ModelBuilder& builder, const std::string& path, const SageMakerTraceFile& file) {
@@ -213,6 +278,7 @@ StatusOr<Model> ImportSageMaker(const std::string& root_dir, SageMakerImportStat
     NoteSkipped(builder, path, file);
     AddTraceEvents(builder, file);
   }
+  builder.SetFileGrid(FileGridOf(files));
   counts.job_end_marker = !files.end_markers.empty();
   if (!counts.job_end_marker && (!files.system.empty() || !files.pevents.empty())) {
     builder.AddProblem("no training_job_end.ts: the job may still have been running when this copy was made");

@@ -1,6 +1,9 @@
 // ImportSageMaker on tests/fixtures/sagemaker: what lands in the model.
 #include "analysis/sagemaker_importer.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 namespace stepscope::analysis {
@@ -31,7 +34,7 @@ TEST(SageMakerImporterTest, SystemSamplesBecomeKeyedSeries) {
   ASSERT_NE(cpu0, nullptr);
   EXPECT_EQ(model->nodes()[cpu0->node].name, "algo-1");
   ASSERT_FALSE(cpu0->time_ns.empty());
-  EXPECT_EQ(cpu0->time_ns.front(), 1591160699457089000);
+  EXPECT_EQ(cpu0->time_ns.front(), 1591160699457089424);
   EXPECT_DOUBLE_EQ(cpu0->value.front(), 4.76);
   ASSERT_EQ(model->events().size(), 4u);
   const FrameworkEvent& first = model->events().front();
@@ -64,6 +67,44 @@ TEST(SageMakerImporterTest, HorovodSkipsAreListedAsProblems) {
     if (problem.find("skipped 2 E event(s) with no open B") != std::string::npos) ++orphan_notes;
   }
   EXPECT_EQ(orphan_notes, 1);
+}
+
+// A rank's timeline ("0-algo-1") belongs to the node whose system metrics it shares, and keeps
+// its writer for the rules that key by it; the file names give the reference's window grid.
+TEST(SageMakerImporterTest, RankTimelinesJoinTheirNodeAndFileNamesGiveTheGrid) {
+  const std::filesystem::path root = std::filesystem::temp_directory_path() / "sagemaker_importer_rank_test";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "system/incremental/2023111422");
+  std::filesystem::create_directories(root / "framework/pevents/2023111422");
+  auto write = [](const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; };
+  const std::string record = R"({"Type":"cpu","Name":"cpu0","Dimension":"CPUUtilization","Value":5,"NodeId":"algo-1","Timestamp":)";
+  write(root / "system/incremental/2023111422/1700000040.algo-1.json", record + "1700000057.25}\n");
+  write(root / "system/incremental/2023111422/1700000100.algo-1.json", record + "1700000101.5}\n");
+  write(root / "framework/pevents/2023111422/1700000061000000_0-algo-1_pythontimeline.json",
+        R"([{"name":"process_name","ph":"M","pid":0,"args":{"start_time_since_epoch_in_micros":1700000040000000}},
+            {"name":"process_name","ph":"M","pid":1,"args":{"name":"Step:ModeKeys.TRAIN"}},
+            {"name":"Step:ModeKeys.TRAIN","ph":"X","ts":20000000,"dur":1000000,"pid":1,"tid":1,
+             "args":{"pid":5000,"step_num":"0"}},
+            {"name":"process_name","ph":"M","pid":2,"args":{"name":"DataLoaderIterInitialize"}},
+            {"name":"DataLoaderIterInitialize","ph":"X","ts":19000000,"dur":10,"pid":2,"tid":1,
+             "args":{"pin_memory":true}}])");
+  auto model = ImportSageMaker(root.string());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  ASSERT_EQ(model->nodes().size(), 1u);
+  EXPECT_EQ(model->nodes()[0].name, "algo-1");
+  ASSERT_EQ(model->events().size(), 2u);
+  const FrameworkEvent& init = model->events()[0];
+  const FrameworkEvent& step = model->events()[1];
+  EXPECT_EQ(step.node, 0u);
+  EXPECT_EQ(model->WriterOf(step), "algo-1-0");
+  const EventArg* pin = model->FindArg(init, "pin_memory");
+  ASSERT_NE(pin, nullptr);
+  EXPECT_EQ(pin->type, EventArg::Type::kBool);
+  EXPECT_EQ(pin->int_value, 1);
+  ASSERT_TRUE(model->file_grid().known);
+  EXPECT_EQ(model->file_grid().origin_ns, 1700000040LL * 1'000'000'000);  // the first file's minute
+  EXPECT_EQ(model->file_grid().stop_ns, 1700000061LL * 1'000'000'000);    // min(100 s file, 61 s file)
+  std::filesystem::remove_all(root);
 }
 
 TEST(SageMakerImporterTest, NotAProfilerOutputDirectory) {

@@ -15,15 +15,16 @@ namespace {
 
 constexpr std::string_view kFix = "re-copy the file from the job's profiler output, or delete it to import the rest";
 
-// Seconds since the epoch as a double carry about 0.2 µs of precision: round to whole µs so
-// 1591160699.4570894 becomes ...457089000 ns, not a float artefact. Whole seconds and the
-// fraction separately: the fraction of a double is exact, while multiplying the whole value
-// by 1e6 first would add a rounding error of its own. "" or what is wrong.
+// Seconds since the epoch as a double carry about 0.2 µs of precision; kept to the nearest ns,
+// so the double the reference read is the nearest double to time_ns / 1e9 again (its
+// bottleneck keys spell that double: SecondsKey). Whole seconds and the fraction separately:
+// the fraction of a double is exact, while multiplying the whole value by 1e9 first would add a
+// rounding error of its own. "" or what is wrong.
 const char* TimestampToNanos(double timestamp_s, int64_t* time_ns) {
   const double seconds = std::floor(timestamp_s);
   if (!std::isfinite(seconds) || std::fabs(seconds) > 9.0e9) return "\"Timestamp\" out of range";
-  const double micros = std::round((timestamp_s - seconds) * 1e6);
-  *time_ns = (static_cast<int64_t>(seconds) * 1'000'000 + static_cast<int64_t>(micros)) * 1000;
+  const double nanos = std::round((timestamp_s - seconds) * 1e9);
+  *time_ns = static_cast<int64_t>(seconds) * 1'000'000'000 + static_cast<int64_t>(nanos);
   return "";
 }
 

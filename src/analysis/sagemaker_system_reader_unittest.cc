@@ -37,7 +37,7 @@ TEST(SageMakerSystemReaderTest, SingleFileCountsByRangeAndType) {
   EXPECT_EQ(SystemRecordsIn(records, 0, 0, "gpu").size(), 0u);
 }
 
-TEST(SageMakerSystemReaderTest, RecordFieldsAndMicrosecondTime) {
+TEST(SageMakerSystemReaderTest, RecordFieldsAndNanosecondTime) {
   auto file = ReadSageMakerSystemFile(kFixtures + "/1591160699.algo-1.json");
   ASSERT_TRUE(file.ok());
   const SageMakerSystemRecord& first = file->records.front();
@@ -46,8 +46,9 @@ TEST(SageMakerSystemReaderTest, RecordFieldsAndMicrosecondTime) {
   EXPECT_EQ(first.dimension, "CPUUtilization");
   EXPECT_EQ(first.node_id, "algo-1");
   EXPECT_DOUBLE_EQ(first.value, 4.76);
-  // 1591160699.4570894 s -> rounded to whole µs.
-  EXPECT_EQ(first.time_ns, 1591160699457089000);
+  // 1591160699.4570894 s: the double read is 1591160699.457089424..., kept to the ns so that
+  // the nearest double to time_ns / 1e9 is the one the reference read (its bottleneck keys).
+  EXPECT_EQ(first.time_ns, 1591160699457089424);
 }
 
 TEST(SageMakerSystemReaderTest, TruncatedLastLineIsSkipped) {

@@ -55,6 +55,9 @@ std::vector<SageMakerTraceArg> ArgsOf(const nlohmann::json& args) {
       arg.double_value = value.get<double>();
     } else if (value.is_string()) {
       arg.string_value = value.get<std::string>();
+    } else if (value.is_boolean()) {
+      arg.type = SageMakerTraceArg::Type::kBool;
+      arg.bool_value = value.get<bool>();
     } else {
       // error_handler replace: invalid UTF-8 in a string must not throw from dump().
       arg.string_value = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -29,12 +29,13 @@
 namespace stepscope::analysis {
 
 struct SageMakerTraceArg {
-  enum class Type : uint8_t { kInt, kDouble, kString };
+  enum class Type : uint8_t { kInt, kDouble, kString, kBool };
   std::string key;
   Type type = Type::kString;
   int64_t int_value = 0;
   double double_value = 0;
-  std::string string_value;  // strings as written; objects, arrays, booleans as compact JSON
+  bool bool_value = false;
+  std::string string_value;  // strings as written; objects and arrays as compact JSON
 };
 
 struct SageMakerTraceEvent {

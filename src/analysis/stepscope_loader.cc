@@ -114,23 +114,6 @@ struct SampledHardware {
   std::map<int, std::pair<int64_t, double>> gpu_memory_total;  // latest (time, bytes)
 };
 
-void NoteSample(SampledHardware& hardware, const SeriesKey& key, std::string_view metric, int64_t time_ns, double value) {
-  if (key.type == "cpu" && key.dimension == "CPUUtilization") {
-    if (int index = DeviceIndex(key.name, "cpu"); index >= 0) hardware.cpus[index] = true;
-    return;
-  }
-  if (!metric.starts_with("gpu/gpu")) return;
-  const size_t slash = metric.find('/', 4);
-  if (slash == std::string_view::npos) return;
-  const int index = DeviceIndex(metric.substr(4, slash - 4), "gpu");
-  if (index < 0) return;
-  hardware.gpus[index] = true;
-  if (metric.substr(slash + 1) == "memory_total_bytes") {
-    auto [it, inserted] = hardware.gpu_memory_total.emplace(index, std::make_pair(time_ns, value));
-    if (!inserted && time_ns >= it->second.first) it->second = {time_ns, value};
-  }
-}
-
 void ApplySampledHardware(NodeFacts& facts, const SampledHardware& hardware) {
   if (facts.cpu_cores == 0) facts.cpu_cores = static_cast<int32_t>(hardware.cpus.size());
   if (facts.gpu_count == 0) facts.gpu_count = static_cast<int32_t>(hardware.gpus.size());

@@ -154,6 +154,7 @@ class ChromeTraceWriter {
         case EventArg::Type::kInt: out_.Int(arg.int_value); break;
         case EventArg::Type::kDouble: out_.Double(arg.double_value); break;
         case EventArg::Type::kString: out_.Interned(arg.string_value); break;
+        case EventArg::Type::kBool: out_.Raw(arg.int_value != 0 ? "true" : "false"); break;
       }
     }
     auto own = [&](std::string_view name) {

@@ -99,6 +99,7 @@ std::string ArgsJson(const Model& model, const FrameworkEvent& event) {
         break;
       }
       case EventArg::Type::kString: json += Quote(model.String(arg.string_value)); break;
+      case EventArg::Type::kBool: json += arg.int_value != 0 ? "true" : "false"; break;
     }
   }
   if (!json.empty()) json += '}';

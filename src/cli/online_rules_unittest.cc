@@ -17,7 +17,8 @@ namespace stepscope::cli {
 namespace {
 
 constexpr int64_t kSecondNs = 1'000'000'000;
-constexpr int64_t kT0 = 1'700'000'000 * kSecondNs;
+// A whole minute (UTC), so stepscope's grid, floored to the 60 s interval, starts at the first sample.
+constexpr int64_t kT0 = 1'700'000'040 * kSecondNs;
 
 // Counts samples per window and meets its condition when a window holds a sample above 90.
 class HighValueRule : public rules::Rule {

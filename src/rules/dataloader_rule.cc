@@ -49,15 +49,6 @@ constexpr std::string_view kWorkerPhase = "DataLoaderWorker";
 constexpr size_t kMaxKeptCounts = 1000;
 constexpr int kHistogramBins = 100;
 
-nlohmann::json ArgJson(const Model& model, const EventArg& arg) {
-  switch (arg.type) {
-    case EventArg::Type::kInt: return arg.int_value;
-    case EventArg::Type::kDouble: return arg.double_value;
-    case EventArg::Type::kString: return std::string(model.String(arg.string_value));
-  }
-  return nullptr;
-}
-
 // The reference's prefetch flag: False until a data-loader event is seen (then unknown, not
 // reported) or an event whose name contains "Prefetch" (then True); the latest of these wins.
 enum class Prefetch : uint8_t { kFalse, kUnknown, kTrue };
@@ -80,6 +71,7 @@ class DataloaderRule final : public Rule {
     parameters_.Declare("min_threshold", RuleParameters::Kind::kPositive, "70");
     parameters_.Declare("max_threshold", RuleParameters::Kind::kPositive, "200");
     parameters_.Declare("patience", RuleParameters::Kind::kCount, "10");
+    parameters_.SetReportLines({{"min_threshold", "min_threshold"}, {"max_threshold", "max_threshold"}});
     report_.rule = std::string(kRuleName);
     report_.description =
         "Checks how many data-loader processes run in parallel on each node against its CPU cores: triggers "

@@ -67,6 +67,8 @@ class LoadBalancingRule : public Rule {
       Counted& counted = gpu_histograms_[{gpus[i].node, gpus[i].name}];
       counted.Add(std::span<const double>(gpus[i].values).subspan(counted.values), edges);
       histograms[i] = &counted.histogram;
+      // As the reference: every GPU's workload, violation or not.
+      tally_.details[model.nodes()[gpus[i].node].name]["workloads"][gpus[i].name] = Counts(counted.histogram);
     }
     for (size_t i = 0; i < gpus.size(); ++i) {
       if (gpus[i].values.size() <= patience) continue;
@@ -75,10 +77,7 @@ class LoadBalancingRule : public Rule {
         const double distance = Distance(*histograms[i], *histograms[j]);
         if (!(distance > threshold)) continue;
         const std::string& node = model.nodes()[gpus[i].node].name;
-        nlohmann::json& entry = tally_.details[node];
-        entry["workloads"][gpus[i].name] = Counts(*histograms[i]);
-        entry["workloads"][gpus[j].name] = Counts(*histograms[j]);
-        entry["distances"][gpus[i].name][gpus[j].name] = distance;
+        tally_.details[node]["distances"][gpus[i].name][gpus[j].name] = distance;
         RecordViolation(window, node, gpus[i].name + "-" + gpus[j].name,
                         gpus[i].name + " and " + gpus[j].name + " on " + node, distance);
       }

@@ -163,15 +163,32 @@ Status ProfilerReport::ApplyParameterObject(const nlohmann::json& section, std::
   return OkStatus();
 }
 
+int64_t ProfilerReport::GridOriginNs(const analysis::Model& model) const {
+  if (model.file_grid().known) return model.file_grid().origin_ns;
+  // stepscope's own grid: the first timestamp floored to the interval (UTC), toward -infinity.
+  const int64_t interval_ns = scan_interval_us_ * 1000;
+  const int64_t first_ns = model.first_ns();
+  const int64_t floored = first_ns / interval_ns * interval_ns;
+  return floored > first_ns ? floored - interval_ns : floored;
+}
+
 int64_t ProfilerReport::WindowStartNs(const analysis::Model& model) const {
-  const int64_t origin_ns = origin_set_ ? origin_ns_ : model.first_ns();
+  const int64_t origin_ns = origin_set_ ? origin_ns_ : GridOriginNs(model);
   return origin_ns + static_cast<int64_t>(windows_evaluated_) * scan_interval_us_ * 1000;
+}
+
+bool ProfilerReport::HasWindowLeft(const analysis::Model& model) const {
+  // The reference's grid stops before the window whose start reaches the latest file; stepscope's
+  // own evaluates the tail: every window that starts at or before the last timestamp.
+  if (model.file_grid().known) return WindowStartNs(model) < model.file_grid().stop_ns;
+  return WindowStartNs(model) <= model.last_ns();
 }
 
 void ProfilerReport::EvaluateNextWindow(const analysis::Model& model) {
   if (!origin_set_) {
     origin_set_ = true;
-    origin_ns_ = model.first_ns();
+    origin_ns_ = GridOriginNs(model);
+    file_grid_ = model.file_grid().known;
   }
   Window window;
   window.model = &model;
@@ -195,7 +212,7 @@ size_t ProfilerReport::EvaluateAvailable(const analysis::Model& model) {
   if (finished_ || !HasData(model)) return 0;
   complete_until_ns_ = model.complete_until_ns();
   size_t evaluated = 0;
-  while (WindowStartNs(model) + scan_interval_us_ * 1000 <= model.complete_until_ns()) {
+  while (WindowStartNs(model) + scan_interval_us_ * 1000 <= model.complete_until_ns() && HasWindowLeft(model)) {
     EvaluateNextWindow(model);
     ++evaluated;
   }
@@ -206,7 +223,7 @@ void ProfilerReport::Finish(const analysis::Model& model) {
   if (finished_) return;
   complete_until_ns_ = model.complete_until_ns();
   if (HasData(model)) {
-    while (WindowStartNs(model) <= model.last_ns()) EvaluateNextWindow(model);
+    while (HasWindowLeft(model)) EvaluateNextWindow(model);
   }
   for (const auto& rule : rules_) rule->Finish(model);
   finished_ = true;
@@ -237,18 +254,43 @@ nlohmann::json ProfilerReport::RulesJson() const {
                         {"finished", finished_},
                         {"windows_evaluated", windows_evaluated_},
                         {"scan_interval_us", scan_interval_us_},
+                        {"window_grid", WindowGridJson()},
                         {"complete_until_ns", complete_until_ns_},
                         {"rules", std::move(rules)}};
 }
 
-Status ProfilerReport::WriteOutputs(const std::string& dir) const {
-  STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(dir));
-  for (const auto& rule : rules_) {
-    const RuleReport report = rule->Report();
-    const std::string path = dir + "/" + report.rule + ".json";
-    STEPSCOPE_RETURN_IF_ERROR(WriteFileAtomically(path, DumpJson(ReferenceJson(report))));
+nlohmann::json ProfilerReport::WindowGridJson() const {
+  if (!origin_set_) return nullptr;
+  // What the report's rule section states about the windows (RULES.md §0).
+  return {{"origin_ns", origin_ns_},
+          {"kind", file_grid_ ? "sagemaker_files" : "floored"},
+          {"tail_evaluated", !file_grid_},
+          {"description",
+           file_grid_ ? "windows as SageMaker Debugger's: from the first profiler file's timestamp, stopping before "
+                        "the window that reaches the latest file (the data after it is not evaluated)"
+                      : "windows from the run's first timestamp floored to the scan interval (UTC); the last, "
+                        "partial window is evaluated too (SageMaker Debugger would skip it)"}};
+}
+
+std::vector<std::pair<std::string, nlohmann::json>> ProfilerReport::OutputFiles() const {
+  std::vector<std::pair<std::string, nlohmann::json>> files;
+  for (const RuleReport& report : Reports()) {
+    nlohmann::json document = ReferenceJson(report);
+    // The driver's own copy, as the reference's ProfilerReport writes one per sub-rule; the same
+    // content, since stepscope's driver gives every rule its standalone results (RULES.md §13).
+    files.emplace_back(std::string(kDriverName) + "/" + report.rule + ".json", document);
+    files.emplace_back(report.rule + ".json", std::move(document));
   }
-  return WriteFileAtomically(dir + "/rules.json", DumpJson(RulesJson()));
+  files.emplace_back("rules.json", RulesJson());
+  return files;
+}
+
+Status ProfilerReport::WriteOutputs(const std::string& dir) const {
+  STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(dir + "/" + std::string(kDriverName)));
+  for (const auto& [name, document] : OutputFiles()) {
+    STEPSCOPE_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + name, DumpJson(document)));
+  }
+  return OkStatus();
 }
 
 }  // namespace stepscope::rules

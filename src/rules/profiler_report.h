@@ -9,8 +9,12 @@
 // counter (never indices into an earlier model), so a sequence of EvaluateAvailable calls
 // followed by Finish gives exactly what one offline Finish gives on the final data.
 //
-// The windows' origin is model.first_ns() at the first evaluation. It is stable online because a
-// window is only evaluated once data up to its end is complete, so no earlier data can arrive.
+// The windows' grid (shared/RULES.md §0) is fixed at the first evaluation: on imported SageMaker
+// data the reference's (Model::file_grid: origin at the first file timestamp, offline evaluation
+// stopping before the window that reaches the latest file); otherwise model.first_ns() floored to
+// the scan interval, with every window up to the last timestamp evaluated. It is stable online
+// because a window is only evaluated once data up to its end is complete, so no earlier data can
+// arrive.
 //
 // Callers: the rules command, the online evaluator of the run command, the golden tests.
 // Threading: not thread-safe; one thread drives one ProfilerReport.
@@ -21,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -61,7 +66,7 @@ class ProfilerReport {
   // Evaluates the windows that end at or before model.complete_until_ns() and were not
   // evaluated yet. Returns how many it evaluated.
   size_t EvaluateAvailable(const analysis::Model& model);
-  // Evaluates the remaining windows (start <= model.last_ns()) and lets every rule conclude.
+  // Evaluates the remaining windows of the grid and lets every rule conclude.
   // Later calls do nothing.
   void Finish(const analysis::Model& model);
 
@@ -76,10 +81,14 @@ class ProfilerReport {
   std::vector<RuleReport> Reports() const;
 
   // {"format_version":1, "status", "finished", "windows_evaluated", "scan_interval_us",
+  //  "window_grid" {origin_ns, kind, tail_evaluated, description} (null before any window),
   //  "complete_until_ns", "rules":[FullJson...]}.
   nlohmann::json RulesJson() const;
-  // <dir>/<RuleName>.json (ReferenceJson) for every rule and <dir>/rules.json (RulesJson), each
-  // written atomically; creates `dir`.
+  // What WriteOutputs writes: (path relative to the output directory, document) for
+  // <RuleName>.json (ReferenceJson) and ProfilerReport/<RuleName>.json (the driver's copy, as the
+  // reference writes it) of every rule, and rules.json (RulesJson).
+  std::vector<std::pair<std::string, nlohmann::json>> OutputFiles() const;
+  // Every OutputFiles() document under `dir`, each written atomically; creates `dir`.
   Status WriteOutputs(const std::string& dir) const;
 
  private:
@@ -89,6 +98,11 @@ class ProfilerReport {
   // Evaluates window number windows_evaluated_ of `model`.
   void EvaluateNextWindow(const analysis::Model& model);
   int64_t WindowStartNs(const analysis::Model& model) const;
+  // RULES.md §0: the reference's grid on imported SageMaker data (Model::file_grid), else
+  // stepscope's own (floored to the interval, tail evaluated).
+  int64_t GridOriginNs(const analysis::Model& model) const;
+  bool HasWindowLeft(const analysis::Model& model) const;
+  nlohmann::json WindowGridJson() const;
 
   std::vector<std::unique_ptr<Rule>> rules_;
   std::span<const RuleFactory> factories_;
@@ -96,6 +110,7 @@ class ProfilerReport {
   size_t windows_evaluated_ = 0;
   bool origin_set_ = false;
   int64_t origin_ns_ = 0;
+  bool file_grid_ = false;  // the origin came from Model::file_grid
   int64_t complete_until_ns_ = 0;
   bool any_met_ = false;
   bool finished_ = false;

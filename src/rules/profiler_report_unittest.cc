@@ -14,7 +14,8 @@ namespace stepscope::rules {
 namespace {
 
 constexpr int64_t kSecondNs = 1'000'000'000;
-constexpr int64_t kT0 = 1'600'000'000 * kSecondNs;
+// On the minute (UTC), so stepscope's own grid, floored to the interval, starts at kT0.
+constexpr int64_t kT0 = 1'600'000'020 * kSecondNs;
 
 // Records what it was shown; meets its condition in the windows listed in `met_windows`.
 class FakeRule : public Rule {
@@ -69,8 +70,9 @@ const RuleFactory kFactories[] = {{"Alpha", &MakeAlpha, true}, {"Beta", &MakeBet
 // System samples (one series) and events at the given offsets in seconds from kT0; the model's
 // data is complete until `complete_until_s` (-1: all of it).
 analysis::Model MakeModel(const std::vector<double>& sample_s, const std::vector<double>& event_s,
-                          double complete_until_s = -1) {
+                          double complete_until_s = -1, const analysis::FileGrid& file_grid = {}) {
   analysis::ModelBuilder builder(analysis::ModelSource::kSageMaker);
+  builder.SetFileGrid(file_grid);
   analysis::NodeFacts node;
   node.name = "algo-1";
   const uint32_t node_index = builder.AddNode(node);
@@ -123,6 +125,34 @@ TEST(ProfilerReport, WindowsStopWhenAStartPassesTheEndOfTheData) {
   auto shorter = TwoRules(nullptr);
   shorter->Finish(MakeModel({0, 119.5}, {}));
   EXPECT_EQ(shorter->windows_evaluated(), 2u);
+}
+
+// RULES.md §0: without file timestamps (stepscope's own runs), the grid starts at the first
+// timestamp floored to the interval and the partial last window is evaluated.
+TEST(ProfilerReport, OwnGridIsFlooredToTheIntervalAndEvaluatesTheTail) {
+  auto report = TwoRules(nullptr);
+  report->Finish(MakeModel({17.25, 70, 130.5}, {}));
+  const nlohmann::json windows = report->Reports()[0].details["windows"];
+  ASSERT_EQ(windows.size(), 3u);
+  EXPECT_EQ(windows[0]["start_s"], 0);  // not 17.25
+  EXPECT_EQ(windows[2]["start_s"], 120);
+  EXPECT_EQ(report->RulesJson()["window_grid"]["kind"], "floored");
+  EXPECT_EQ(report->RulesJson()["window_grid"]["tail_evaluated"], true);
+}
+
+// RULES.md §0: on imported SageMaker data, the reference's grid: from the first file timestamp,
+// stopping before the window whose start reaches the latest file, whatever data lies beyond.
+TEST(ProfilerReport, SageMakerFileGridStopsBeforeTheWindowReachingTheLatestFile) {
+  auto report = TwoRules(nullptr);
+  const analysis::FileGrid grid{.known = true, .origin_ns = kT0 - 60 * kSecondNs, .stop_ns = kT0 + 120 * kSecondNs};
+  report->Finish(MakeModel({17.25, 70, 130.5, 190}, {}, -1, grid));
+  const nlohmann::json windows = report->Reports()[0].details["windows"];
+  ASSERT_EQ(windows.size(), 3u);  // starts -60, 0, 60; 120 reaches the latest file
+  EXPECT_EQ(windows[0]["start_s"], -60);
+  EXPECT_EQ(windows[2]["start_s"], 60);
+  EXPECT_EQ(windows[2]["samples"], 1);
+  EXPECT_EQ(report->RulesJson()["window_grid"]["kind"], "sagemaker_files");
+  EXPECT_EQ(report->RulesJson()["window_grid"]["tail_evaluated"], false);
 }
 
 TEST(ProfilerReport, OnlineInStepsGivesTheOfflineResult) {
@@ -295,6 +325,9 @@ TEST(ProfilerReport, WritesEveryRulesReferenceJsonAndRulesJson) {
   ASSERT_EQ(rules["rules"].size(), 2u);
   EXPECT_EQ(rules["rules"][1]["Rule"], "Beta");
   EXPECT_EQ(rules, report->RulesJson());
+  // The driver's own copies, as the reference's ProfilerReport writes them.
+  EXPECT_EQ(nlohmann::json::parse(ReadText(dir + "/ProfilerReport/Alpha.json")), alpha);
+  EXPECT_EQ(nlohmann::json::parse(ReadText(dir + "/ProfilerReport/Beta.json")), beta);
   std::system(("rm -rf " + std::string(pattern)).c_str());
 }
 

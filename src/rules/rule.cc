@@ -82,10 +82,14 @@ const std::string& RuleParameters::Text(std::string_view name) const {
 
 std::string RuleParameters::ReportString() const {
   std::string text;
-  for (const Parameter& parameter : parameters_) {
+  auto line = [&text](const std::string& label, const std::string& value) {
     if (!text.empty()) text += '\n';
-    text += parameter.name + ":" + parameter.text;
+    text += label + ":" + value;
+  };
+  if (report_lines_.empty()) {
+    for (const Parameter& parameter : parameters_) line(parameter.name, parameter.text);
   }
+  for (const auto& [label, name] : report_lines_) line(label, Text(name));
   return text;
 }
 
@@ -96,6 +100,16 @@ const char* SeverityName(Severity severity) {
     case Severity::kCritical: return "critical";
   }
   return "unknown";
+}
+
+nlohmann::json ArgJson(const analysis::Model& model, const analysis::EventArg& arg) {
+  switch (arg.type) {
+    case analysis::EventArg::Type::kInt: return arg.int_value;
+    case analysis::EventArg::Type::kDouble: return arg.double_value;
+    case analysis::EventArg::Type::kString: return std::string(model.String(arg.string_value));
+    case analysis::EventArg::Type::kBool: return arg.int_value != 0;
+  }
+  return nullptr;
 }
 
 nlohmann::json ReferenceJson(const RuleReport& report) {

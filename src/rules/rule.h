@@ -59,12 +59,18 @@ class RuleParameters {
   double Number(std::string_view name) const;
   const std::string& Text(std::string_view name) const;
   const std::vector<Parameter>& all() const { return parameters_; }
-  // "threshold:50\ncpu_threshold:90\n..." in declaration order (the reports' RuleParameters).
+  // "threshold:50\ncpu_threshold:90\n..." in declaration order (the reports' RuleParameters),
+  // or as SetReportLines says.
   std::string ReportString() const;
+  // RuleParameters as the reference writes it where that is not one line per parameter in
+  // declaration order: (label, parameter) per line. StepOutlier's reference writes stddev twice
+  // ("threshold:3\nmode:None\nn_outliers:10\nstddev:3"); Dataloader's leaves patience out.
+  void SetReportLines(std::vector<std::pair<std::string, std::string>> lines) { report_lines_ = std::move(lines); }
 
  private:
   const Parameter* Find(std::string_view name) const;
   std::vector<Parameter> parameters_;
+  std::vector<std::pair<std::string, std::string>> report_lines_;  // empty: every parameter
 };
 
 // Evidence: where a finding holds and what ran there.
@@ -137,6 +143,10 @@ class Rule {
  protected:
   RuleParameters parameters_;
 };
+
+// An event arg as the JSON value the trace gave it (a bool stays a bool, a string a string), as
+// the reference copies args into its Details.
+nlohmann::json ArgJson(const analysis::Model& model, const analysis::EventArg& arg);
 
 // The reference's per-rule JSON object: {"RuleTriggered", "Violations", "Details",
 // "Datapoints", "RuleParameters"}.

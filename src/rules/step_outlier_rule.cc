@@ -2,15 +2,19 @@
 // their node and phase so far. Sticky: once triggered, met for every later window.
 //
 // Differences from the reference (docs/rules.md "StepOutlier"):
-// - **Fixed**: one Details.step_details entry per (node, phase): step_details[node][phase]
-//   (the reference keeps only the last phase's entry, step_details[node]).
+// - **Fixed**: one Details.step_details entry per (node, phase): with one phase on a node the
+//   reference's step_details[node] = {...}; only when two phases of a node each have more than
+//   100 steps, step_details[node][phase] (the reference keeps only the last phase's entry).
 // - A step is assigned to the window containing its start (RULES.md §0), so a step spanning a
 //   window edge is counted once.
-// - The outlier steps of this window are looked up per (node, phase, step number) (the reference
-//   keys them per node only, so a TRAIN and an EVAL step with the same number collide).
-// - step_numbers are integers (SageMaker's traces carry them as strings).
-// - A `mode` restricts the rule to that step phase (the reference's condition still lets every
-//   Step:ModeKeys step through).
+// - As the reference, the activity of an outlier step is that of the first step of this window
+//   with its number on its writer, of any phase: a TRAIN outlier whose number an EVAL step of
+//   this window repeats gets that EVAL step's activity.
+// - "node" is the writer of the steps, as the reference's node_id: a SageMaker rank's timeline
+//   ("algo-1-0") has its own entry although its events belong to algo-1 (Model::WriterOf).
+// - step_numbers keep the type the trace gave them (SageMaker's strings stay strings).
+// - A `mode` adds the events named `mode` to the steps; it restricts nothing (as the
+//   reference's condition, every Step:ModeKeys step still counts).
 // - Findings name every outlier step in evidence ranges of consecutive step numbers, with what
 //   ran there; steps that stepscope's own detail windows disturbed (int arg
 //   "stepscope_disturbed" = 1) stay in the statistics, as the reference would count them, and
@@ -60,7 +64,9 @@ double Round2(double x) { return std::nearbyint(x * 100.0) / 100.0; }
 bool IsDisturbed(const Model& model, const FrameworkEvent& event) {
   const analysis::EventArg* arg = model.FindArg(event, "stepscope_disturbed");
   if (arg == nullptr) return false;
-  if (arg->type == analysis::EventArg::Type::kInt) return arg->int_value == 1;
+  if (arg->type == analysis::EventArg::Type::kInt || arg->type == analysis::EventArg::Type::kBool) {
+    return arg->int_value == 1;
+  }
   if (arg->type == analysis::EventArg::Type::kDouble) return arg->double_value == 1.0;
   return model.String(arg->string_value) == "1";
 }
@@ -73,10 +79,10 @@ std::string FormatSeconds(double seconds) {
 
 struct StepRecord {
   int64_t number = -1;
+  nlohmann::json number_json;  // the step number as the trace typed it (args.step_num)
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   bool disturbed = false;
-  size_t window = 0;  // the window it started in
 };
 
 // All steps of one (node, phase), in the order seen.
@@ -116,6 +122,7 @@ class StepOutlierRule final : public Rule {
     parameters_.Declare("stddev", RuleParameters::Kind::kPositive, "3");
     parameters_.Declare("mode", RuleParameters::Kind::kText, "None");
     parameters_.Declare("n_outliers", RuleParameters::Kind::kCount, "10");
+    parameters_.SetReportLines({{"threshold", "stddev"}, {"mode", "mode"}, {"n_outliers", "n_outliers"}, {"stddev", "stddev"}});
     report_.rule = std::string(kRuleName);
     report_.description =
         "Detects outliers in step duration: steps of a node and phase that take longer than the mean plus "
@@ -140,12 +147,15 @@ class StepOutlierRule final : public Rule {
     ++evaluations_;
     stddev_factor_ = stddev_factor;
     std::map<StepSeries*, std::vector<SortedRuns::Entry>> batches;
+    // The reference's step_intervals: per writer, step number -> the first step of this window
+    // with it (numbers compared as the trace typed them).
+    std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> window_steps;
     for (size_t i = window.events.first; i < window.events.second; ++i) {
       const FrameworkEvent& event = model.events()[i];
       const std::string_view phase = model.String(event.phase);
-      if (!IsStep(phase, mode)) continue;
+      if (!IsStep(phase, model.String(event.name), mode)) continue;
       ++report_.datapoints;
-      const std::string node_name = NodeName(model, event.node);
+      const std::string node_name(model.WriterOf(event));
       StepSeries& series = series_[{node_name, std::string(phase)}];
       series.node_name = node_name;
       series.node = event.node;
@@ -156,8 +166,9 @@ class StepOutlierRule final : public Rule {
       const double delta = duration_s - series.welford_mean_s;
       series.welford_mean_s += delta / static_cast<double>(series.durations_s.size());
       series.welford_m2 += delta * (duration_s - series.welford_mean_s);
-      series.steps.push_back(
-          StepRecord{event.step, event.start_ns, event.end_ns, IsDisturbed(model, event), window.index});
+      series.steps.push_back(StepRecord{event.step, StepNumberJson(model, event), event.start_ns, event.end_ns,
+                                        IsDisturbed(model, event)});
+      window_steps.try_emplace({node_name, series.steps.back().number_json.dump()}, event.start_ns, event.end_ns);
     }
     for (auto& [series, batch] : batches) series->sorted.Add(std::move(batch));
 
@@ -178,12 +189,12 @@ class StepOutlierRule final : public Rule {
         report_.violations += static_cast<int64_t>(outliers.size());
         report_.triggered += 1;
         report_.last_trigger_ns = window.start_ns;
-        // What ran during the outlier steps that started in this window (the reference looks only
-        // at this window's steps).
+        // What ran during the outlier steps whose numbers this window's steps carry (the
+        // reference looks only at this window's steps).
         for (size_t j : outliers) {
-          const StepRecord& step = series.steps[j];
-          if (step.window != window.index) continue;
-          activity_.AddOver(model, series.node, step.start_ns, step.end_ns);
+          auto step = window_steps.find({node_name, series.steps[j].number_json.dump()});
+          if (step == window_steps.end()) continue;
+          activity_.AddOver(model, series.node, step->second.first, step->second.second);
         }
         activity_.WriteDetails(&report_.details);
         findings_[key] = MakeFinding(model, series, phase, outliers, stddev_factor);
@@ -254,6 +265,11 @@ class StepOutlierRule final : public Rule {
   // Details.step_details as the last window left it: every (node, phase) with more than
   // kMinSteps steps, over all of its steps.
   nlohmann::json StepDetails() const {
+    // Phases with statistics per node: one keeps the reference's shape, step_details[node].
+    std::map<std::string, int> phases_per_node;
+    for (const auto& [key, series] : series_) {
+      if (series.durations_s.size() > kMinSteps) ++phases_per_node[key.first];
+    }
     nlohmann::json step_details = nlohmann::json::object();
     for (const auto& [key, series] : series_) {
       const auto& [node_name, phase] = key;
@@ -268,11 +284,12 @@ class StepOutlierRule final : public Rule {
       const analysis::Histogram histogram = analysis::EqualBinHistogram(normal, kHistogramBins);
       nlohmann::json outlier_numbers = nlohmann::json::array();
       for (size_t j = 0; j < values.size(); ++j) {
-        if (values[j] > stats.threshold) outlier_numbers.push_back(series.steps[j].number);
+        if (values[j] > stats.threshold) outlier_numbers.push_back(series.steps[j].number_json);
       }
       nlohmann::json probs = nlohmann::json::array();
       for (double count : histogram.counts) probs.push_back(static_cast<int64_t>(count));
-      step_details[node_name][phase] = {
+      nlohmann::json& entry = phases_per_node[node_name] > 1 ? step_details[node_name][phase] : step_details[node_name];
+      entry = {
           {"step_stats",
            {{"mean", stats.mean},
             {"max", box.max},
@@ -291,14 +308,17 @@ class StepOutlierRule final : public Rule {
     return step_details;
   }
 
-  bool IsStep(std::string_view phase, const std::string& mode) const {
-    if (mode.empty() || mode == "None") return phase.find(kStepMarker) != std::string_view::npos;
-    // A mode restricts to one phase, given in full ("Step:ModeKeys.TRAIN") or short ("TRAIN").
-    return phase == mode || (phase.starts_with(kStepPrefix) && phase.substr(kStepPrefix.size()) == mode);
+  // As the reference's condition: every Step:ModeKeys step, and with a mode also the events
+  // named like it (a mode never leaves a step out: RULES.md §5).
+  static bool IsStep(std::string_view phase, std::string_view name, const std::string& mode) {
+    if (phase.find(kStepMarker) != std::string_view::npos) return true;
+    return !mode.empty() && mode != "None" && name == mode;
   }
 
-  static std::string NodeName(const Model& model, uint32_t node) {
-    return node < model.nodes().size() ? model.nodes()[node].name : std::to_string(node);
+  // args.step_num as the trace wrote it (SageMaker: a string); the parsed number otherwise.
+  static nlohmann::json StepNumberJson(const Model& model, const FrameworkEvent& event) {
+    const analysis::EventArg* arg = model.FindArg(event, "step_num");
+    return arg != nullptr ? ArgJson(model, *arg) : nlohmann::json(event.step);
   }
 
   // One Evidence per run of consecutive outlier step numbers with the same "disturbed" state.

@@ -418,7 +418,11 @@ TEST(LoadBalancingRuleTest, OneOrNoGpuNeverViolates) {
   std::unique_ptr<Rule> rule = MakeLoadBalancingRule();
   SetParameter(*rule, "patience", "1");
   EXPECT_EQ(Drive(*rule, model, kS), (std::vector<bool>{false, false}));
-  EXPECT_EQ(rule->Report().details, nlohmann::json::object());
+  // As the reference, every GPU's workload is written, violation or not; algo-2 has no GPU.
+  const nlohmann::json details = rule->Report().details;
+  EXPECT_EQ(details.size(), 1u);
+  EXPECT_EQ(details["algo-1"].size(), 1u);
+  EXPECT_EQ(details["algo-1"]["workloads"]["gpu0"][25], 21);  // 50 % in [50, 52): 20 samples, one on the edge twice
 }
 
 TEST(LoadBalancingRuleTest, ComparesNodesInMultiNodeRuns) {
@@ -433,7 +437,7 @@ TEST(LoadBalancingRuleTest, ComparesNodesInMultiNodeRuns) {
   EXPECT_EQ(Drive(*rule, model, kHour), std::vector<bool>{true});
   const RuleReport report = rule->Report();
   EXPECT_EQ(report.violations, 1);  // the GPUs within each node agree; the nodes do not
-  EXPECT_FALSE(report.details.contains("algo-1"));
+  EXPECT_FALSE(report.details["algo-1"].contains("distances"));
   EXPECT_DOUBLE_EQ(report.details["node_distances"]["algo-1"]["algo-2"].get<double>(), 0.8325546111576977);
   ASSERT_EQ(report.findings.size(), 1u);
   EXPECT_EQ(report.findings[0].id, "LoadBalancing/algo-1/nodes-algo-1-algo-2");

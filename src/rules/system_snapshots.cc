@@ -25,7 +25,16 @@ struct SampleRef {
 }  // namespace
 
 std::string SecondsKey(int64_t time_ns) {
-  const double seconds = static_cast<double>(time_ns) / 1e9;
+  // The double nearest to time_ns / 1e9: whole seconds (exact) plus the fraction, one rounding.
+  // (Converting time_ns to double first would round it to 256 ns and can land on the
+  // neighbouring double: "...761.2345002" for the reference's "...761.2345".)
+  int64_t whole = time_ns / 1'000'000'000;
+  int64_t fraction_ns = time_ns % 1'000'000'000;
+  if (fraction_ns < 0) {
+    whole -= 1;
+    fraction_ns += 1'000'000'000;
+  }
+  const double seconds = static_cast<double>(whole) + static_cast<double>(fraction_ns) / 1e9;
   // The shortest round-trip digits (as Python's repr), laid out the way repr lays them out:
   // positional for decimal exponents in [-4, 16), scientific otherwise.
   char buffer[64];

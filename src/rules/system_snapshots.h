@@ -34,8 +34,9 @@ namespace stepscope::rules {
 // Snapshots start when a sample is more than this far from the current anchor.
 inline constexpr int64_t kSnapshotWindowNs = 20'000'000;
 
-// "1591160699.457" for 1591160699457000000 ns: Python's repr of the float seconds, which is how
-// the reference's JSON keys its bottlenecks (a float dict key).
+// "1591160699.457" for 1591160699457000000 ns: Python's repr of the nearest float seconds, which
+// is how the reference's JSON keys its bottlenecks (a float dict key: the Timestamp it read,
+// which the importer keeps to the ns).
 std::string SecondsKey(int64_t time_ns);
 
 class BottleneckTracker {

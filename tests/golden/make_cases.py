@@ -27,8 +27,9 @@ def hour_folder(t_s):
     return time.strftime("%Y%m%d%H", time.gmtime(int(t_s)))
 
 
-def write_system(root, node, records):
-    """records: (t_s, type, name, dimension, value); one file per node and started minute."""
+def write_system(root, node, records, decimals=6):
+    """records: (t_s, type, name, dimension, value), in time order; one file per node and started
+    minute, named by that minute (as SageMaker's agent names them)."""
     by_minute = {}
     for record in records:
         by_minute.setdefault(int(record[0]) // 60 * 60, []).append(record)
@@ -39,13 +40,21 @@ def write_system(root, node, records):
             for t_s, type_, name, dimension, value in rows:
                 out.write(json.dumps({"Type": type_, "Name": name, "Dimension": dimension,
                                       "Value": round(value, 2), "NodeId": node,
-                                      "Timestamp": round(t_s, 6)}) + "\n")
+                                      "Timestamp": round(t_s, decimals)}) + "\n")
 
 
 def write_pevents(root, node, events, base_us):
     """events: dicts with phase, name, start_us (absolute), dur_us, optional pid/tid/args."""
     if not events:
         return
+    ordered = sorted(events, key=lambda e: (e["start_us"], -e["dur_us"]))
+    last_end_us = max([base_us] + [e["start_us"] + e["dur_us"] for e in events])
+    write_trace_file(root, node, ordered, base_us, last_end_us, hour_folder(base_us / 1e6))
+
+
+def write_trace_file(root, node, events, base_us, name_us, hour):
+    """One pythontimeline file named <name_us>_<node>: the time base, a process per phase, the
+    events in the order given."""
     phases = []
     for event in events:
         if event["phase"] not in phases:
@@ -55,18 +64,16 @@ def write_pevents(root, node, events, base_us):
     for index, phase in enumerate(phases, start=1):
         trace.append({"name": "process_name", "ph": "M", "pid": index, "args": {"name": phase}})
         trace.append({"name": "process_sort_index", "ph": "M", "pid": index, "args": {"sort_index": index}})
-    last_end_us = base_us
-    for event in sorted(events, key=lambda e: (e["start_us"], -e["dur_us"])):
+    for event in events:
         record = {"name": event["name"], "ph": "X", "ts": event["start_us"] - base_us,
                   "dur": event["dur_us"], "pid": phases.index(event["phase"]) + 1,
                   "tid": event.get("tid", 1)}
         if event.get("args"):
             record["args"] = event["args"]
         trace.append(record)
-        last_end_us = max(last_end_us, event["start_us"] + event["dur_us"])
-    folder = os.path.join(root, "framework", "pevents", hour_folder(base_us / 1e6))
+    folder = os.path.join(root, "framework", "pevents", hour)
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, "%d_%s_pythontimeline.json" % (last_end_us, node))
+    path = os.path.join(folder, "%d_%s_pythontimeline.json" % (name_us, node))
     with open(path, "w") as out:
         out.write("[\n" + ",\n".join(json.dumps(record) for record in trace) + "\n]\n")
 
@@ -103,11 +110,16 @@ def system_records(node, seconds, interval_s, rng, skip=lambda t: False):
         for g in range(node.gpus):
             records.append((t, "gpu", "gpu%d" % g, "GPUUtilization", node.gpu(k, g, rng)))
             records.append((t, "gpu", "gpu%d" % g, "GPUMemoryUtilization", node.gpu_memory(k, g, rng)))
-        records.append((t, "memory", "MemoryUsedPercent", "", node.memory(k, rng)))
-        records.append((t, "network", "ReceiveBytesPerSecond", "Algorithm", 1e6 + 1e5 * rng.random()))
-        records.append((t, "network", "TransmitBytesPerSecond", "Algorithm", 5e5 + 1e5 * rng.random()))
-        records.append((t, "i/o", "ReadThroughputInBytesPerSecond", "", 2e6 * rng.random()))
+        records += host_records(node, k, t, rng)
     return records
+
+
+def host_records(node, k, t, rng):
+    """A snapshot's host memory, network and disk records."""
+    return [(t, "memory", "MemoryUsedPercent", "", node.memory(k, rng)),
+            (t, "network", "ReceiveBytesPerSecond", "Algorithm", 1e6 + 1e5 * rng.random()),
+            (t, "network", "TransmitBytesPerSecond", "Algorithm", 5e5 + 1e5 * rng.random()),
+            (t, "i/o", "ReadThroughputInBytesPerSecond", "", 2e6 * rng.random())]
 
 
 def training_events(start_s, steps, step_us, rng, gpus=0, outliers=(), dataloader=False,
@@ -157,6 +169,11 @@ def make_case(out_dir, name, nodes, seconds, interval_s=2.0, events=None, parame
         write_system(root, node.name, system_records(node, seconds, interval_s, rng, skip or (lambda t: False)))
     for node_name, node_events in (events or {}).items():
         write_pevents(root, node_name, node_events, T0 * 1_000_000)
+    write_parameters(case, parameters)
+
+
+def write_parameters(case, parameters):
+    """<case>/parameters.json, or none when the case uses the defaults."""
     params_path = os.path.join(case, "parameters.json")
     if parameters:
         with open(params_path, "w") as out:
@@ -294,6 +311,209 @@ def dataloader(out):
     make_case(out, "dataloader", [node], 150,
               events={"algo-1": training_events(T0 + 5, 200, 600_000, rng, gpus=1, dataloader=True)},
               parameters={"IOBottleneck": {"patience": 10, "io_threshold": 15}})
+
+
+# ---------------------------------------------------------------------------------------------
+# SageMaker-layout trials (the `sm_*` cases): what SageMaker Debugger's profiler writes, file for
+# file (shared/FORMATS.md §1), so the reference's own rule code can run on them
+# (tests/golden/run_reference.py writes their reference/ outputs):
+# - system/incremental/<YYYYMMDDHH>/<minute>.<node>.json: one file per node and minute, named by
+#   the minute it covers (not by its first sample), records in time order; the cores of a
+#   snapshot share one Timestamp, the GPU records come 1.2 ms later (another sampler thread);
+# - framework/pevents/<YYYYMMDDHH>/<end_us>_<node>_pythontimeline.json: one file per writer and
+#   minute, named by the end of its last event, events in the order they ended, ts relative to
+#   the job's start (start_time_since_epoch_in_micros); a rank's writer names its node
+#   `<rank>-algo-<n>`;
+# - system/ and framework/training_job_end.ts: the job finished.
+# Nothing straddles a minute edge and no sample lies on one, so the comparison with the
+# reference shows the causes these cases are about, not the documented window-edge differences
+# (RULES.md §0, §10).
+
+
+def write_sm_pevents(root, writer_node, events, base_us):
+    """events: dicts with phase, name, start_us (absolute), dur_us, optional tid/args; one file
+    per minute of their end, in end order."""
+    by_minute = {}
+    for event in events:
+        end_us = event["start_us"] + event["dur_us"]
+        by_minute.setdefault(end_us // 60_000_000, []).append(event)
+    for minute, chunk in sorted(by_minute.items()):
+        chunk.sort(key=lambda e: (e["start_us"] + e["dur_us"], e["start_us"]))
+        last_end_us = chunk[-1]["start_us"] + chunk[-1]["dur_us"]
+        write_trace_file(root, writer_node, chunk, base_us, last_end_us, hour_folder(last_end_us / 1e6))
+
+
+def sm_system_records(node, first_s, last_s, interval_s, rng, offset_fn=lambda k: 0.0):
+    """Snapshots at first_s + k·interval_s (+ offset_fn(k)) up to last_s."""
+    records = []
+    k = 0
+    while True:
+        t = first_s + k * interval_s + offset_fn(k)
+        if t > last_s:
+            break
+        for core in range(node.cores):
+            records.append((t, "cpu", "cpu%d" % core, "CPUUtilization", node.cpu(k, core, rng)))
+        for core in range(node.cores):
+            records.append((t, "cpu", "cpu%d" % core, "I/OWaitPercentage", node.iowait(k, core, rng)))
+        records += host_records(node, k, t, rng)
+        for g in range(node.gpus):
+            records.append((t + 0.0012, "gpu", "gpu%d" % g, "GPUUtilization", node.gpu(k, g, rng)))
+            records.append((t + 0.0012, "gpu", "gpu%d" % g, "GPUMemoryUtilization", node.gpu_memory(k, g, rng)))
+        k += 1
+    return records
+
+
+def sm_training(first_s, last_s, step_us, rng, gpus=0, mode="TRAIN", outlier_every=0, pid=4000,
+                workers=(), first_step=0, edge_margin_s=1.0):
+    """Steps of `mode` back to back from first_s, none within edge_margin_s of a minute edge
+    or past last_s, each with a data fetch (DataLoaderIter on the main process and, per worker
+    pid, a DataLoaderWorker event), a forward pass, CPU operators and GPU kernels."""
+    events = []
+    t_us = int(round(first_s * 1e6))
+    step = first_step
+    phase = "Step:ModeKeys." + mode
+    while True:
+        duration = step_us + int(rng.random() * step_us * 0.1)
+        if outlier_every and step % outlier_every == outlier_every // 2:
+            duration *= 6
+        minute_end_us = (t_us // 60_000_000 + 1) * 60_000_000
+        if t_us + duration > minute_end_us - edge_margin_s * 1e6:
+            t_us = minute_end_us + int(edge_margin_s * 1e6)  # wait past the edge
+            continue
+        if t_us + duration > last_s * 1e6:
+            break
+        events.append({"phase": phase, "name": phase, "start_us": t_us, "dur_us": duration,
+                       "args": {"pid": pid, "step_num": str(step)}})
+        fetch = duration // 4
+        events.append({"phase": "DataLoaderIter", "name": "DataLoaderIter.__next__", "start_us": t_us,
+                       "dur_us": fetch, "args": {"pid": pid}})
+        for index, worker in enumerate(workers):
+            events.append({"phase": "DataLoaderWorker", "name": "DataLoaderWorker", "start_us": t_us + 5,
+                           "dur_us": fetch - 10 - index, "tid": 10 + index,
+                           "args": {"pid": worker, "worker_id": index}})
+        forward = t_us + fetch
+        events.append({"phase": "Forward", "name": "Net", "start_us": forward,
+                       "dur_us": (duration - fetch) // 3, "args": {"pid": pid, "step_num": str(step)}})
+        events.append({"phase": "cpu_functions", "name": "aten::conv2d", "start_us": forward + 10,
+                       "dur_us": (duration - fetch) // 5, "args": {"step_num": step, "device": "cpu"}})
+        events.append({"phase": "cpu_functions", "name": "aten::addmm",
+                       "start_us": forward + 20 + (duration - fetch) // 5, "dur_us": (duration - fetch) // 10,
+                       "args": {"step_num": step, "device": "cpu"}})
+        for g in range(gpus):
+            events.append({"phase": "gpu_functions-dev:%d" % g, "name": "volta_sgemm_128x64_nn",
+                           "start_us": forward + 50, "dur_us": (duration - fetch) // 2, "tid": g,
+                           "args": {"step_num": step, "device": g}})
+        t_us += duration + 1_000
+        step += 1
+    return events
+
+
+def sm_loader_init(t_s, pid, num_workers, pin_memory):
+    return {"phase": "DataLoaderIterInitialize", "name": "DataLoaderIterInitialize",
+            "start_us": int(round(t_s * 1e6)), "dur_us": 30_000,
+            "args": {"pid": pid, "num_workers": num_workers, "pin_memory": pin_memory}}
+
+
+def make_sm_case(out_dir, name, nodes, first_s, last_s, interval_s=1.0, writers=None, parameters=None,
+                 decimals=6, offset_fn=lambda k: 0.0, seed=1):
+    """nodes: Node list (system metrics from first_s to last_s); writers: {writer node id: events}."""
+    rng = random.Random(seed)
+    case = os.path.join(out_dir, name)
+    shutil.rmtree(os.path.join(case, "input"), ignore_errors=True)
+    root = os.path.join(case, "input")
+    os.makedirs(root)
+    for node in nodes:
+        write_system(root, node.name, sm_system_records(node, first_s, last_s, interval_s, rng, offset_fn),
+                     decimals)
+    for writer, events in (writers or {}).items():
+        write_sm_pevents(root, writer, events, T0 * 1_000_000)
+    for folder in ("system", "framework"):
+        os.makedirs(os.path.join(root, folder), exist_ok=True)
+        with open(os.path.join(root, folder, "training_job_end.ts"), "w") as out:
+            out.write("%d\n" % int(last_s + 5))
+    write_parameters(case, parameters)
+
+
+@case
+def sm_window_grid(out):
+    # Cause 1: the first sample 17.25 s into the first file's minute, the last file a partial
+    # minute. The reference's windows start at that minute and stop before the last file's.
+    rng = random.Random(31)
+    node = Node("algo-1", cores=4, gpus=1)
+    make_sm_case(out, "sm_window_grid", [node], T0 + 17.25, T0 + 297.5, interval_s=0.5,
+                 writers={"algo-1": sm_training(T0 + 18, T0 + 297, 280_000, rng, gpus=1, outlier_every=40)},
+                 parameters={"StepOutlier": {"n_outliers": 2}, "LowGPUUtilization": {"patience": 100},
+                             "CPUBottleneck": {"patience": 100}},
+                 seed=31)
+
+
+@case
+def sm_rank_nodes(out):
+    # Cause 2: two ranks on algo-1 write their own timelines (`0-algo-1`, `1-algo-1`) with one
+    # data-loader worker each: 4 processes on 8 cores, too few. CPU-bound with idle GPUs.
+    rng = random.Random(32)
+    node = Node("algo-1", cores=8, gpus=2, cpu=lambda k, c, rng: (91 + 8 * rng.random()) if c < 3 else 40,
+                gpu=lambda k, g, rng: 2 + 6 * rng.random())
+    writers = {}
+    for rank in (0, 1):
+        pid = 5000 + rank
+        events = [sm_loader_init(T0 + 3 + rank * 0.1, pid, 1, True)]
+        events += sm_training(T0 + 4 + rank * 0.05, T0 + 178, 450_000, rng, gpus=1, pid=pid,
+                              workers=(6000 + rank,))
+        for event in events:  # each rank drives its own GPU
+            if event["phase"].startswith("gpu_functions"):
+                event["phase"] = "gpu_functions-dev:%d" % rank
+        writers["%d-algo-1" % rank] = events
+    make_sm_case(out, "sm_rank_nodes", [node], T0 + 1.5, T0 + 179.5, interval_s=1.0, writers=writers,
+                 parameters={"CPUBottleneck": {"patience": 20}}, seed=32)
+
+
+@case
+def sm_float_keys(out):
+    # Cause 3: timestamps with 4 and with 7 decimals, as SageMaker's agent writes them; every
+    # snapshot is a CPU bottleneck, so every anchor is a Details.bottlenecks key.
+    rng = random.Random(33)
+    node = Node("algo-1", cores=2, gpus=1, cpu=high, gpu=low)
+    make_sm_case(out, "sm_float_keys", [node], T0 + 1.2345, T0 + 119.5, interval_s=0.5,
+                 writers={"algo-1": sm_training(T0 + 2, T0 + 119, 400_000, rng, gpus=1)},
+                 parameters={"CPUBottleneck": {"patience": 10}}, decimals=7,
+                 offset_fn=lambda k: 0.0 if k % 2 == 0 else 0.0000321 * (k % 5), seed=33)
+
+
+@case
+def sm_value_types(out):
+    # Cause 4: pin_memory a JSON bool, two balanced GPUs (workloads without a violation), string
+    # step numbers, one TRAIN phase with outliers (the reference's step_details shape) and a
+    # few EVAL steps.
+    rng = random.Random(34)
+    node = Node("algo-1", cores=4, gpus=2)
+    events = [sm_loader_init(T0 + 2, 7000, 2, True)]
+    events += sm_training(T0 + 3, T0 + 100, 300_000, rng, gpus=2, pid=7000, workers=(7100, 7101),
+                          outlier_every=25)
+    events += sm_training(T0 + 121, T0 + 140, 200_000, rng, gpus=2, pid=7000, mode="EVAL")
+    make_sm_case(out, "sm_value_types", [node], T0 + 0.75, T0 + 179.75, interval_s=1.0,
+                 writers={"algo-1": events}, parameters={"StepOutlier": {"n_outliers": 3}}, seed=34)
+
+
+@case
+def sm_step_mode(out):
+    # Causes 5 and 6: StepOutlier with mode=Step:ModeKeys.TRAIN counts every step as a
+    # datapoint (EVAL too, as the reference's condition does); custom parameters in every
+    # RuleParameters string.
+    rng = random.Random(35)
+    node = Node("algo-1", cores=4, gpus=1)
+    events = sm_training(T0 + 2, T0 + 100, 250_000, rng, gpus=1, outlier_every=30)
+    # Fewer than 100 EVAL steps: TRAIN alone has statistics, so step_details keeps the
+    # reference's shape (RULES.md §5); their step numbers repeat TRAIN's, as the reference's
+    # lookup of outlier steps by number sees them.
+    events += sm_training(T0 + 101.5, T0 + 112, 150_000, rng, gpus=1, mode="EVAL")
+    events += sm_training(T0 + 121, T0 + 178, 250_000, rng, gpus=1, outlier_every=30, first_step=10_000)
+    make_sm_case(out, "sm_step_mode", [node], T0 + 0.5, T0 + 179.5, interval_s=1.0, writers={"algo-1": events},
+                 parameters={"StepOutlier": {"mode": "Step:ModeKeys.TRAIN", "stddev": 2.5, "n_outliers": 4},
+                             "Dataloader": {"min_threshold": 60, "max_threshold": 250},
+                             "LoadBalancing": {"threshold": 0.3},
+                             "MaxInitializationTime": {"threshold": 15}},
+                 seed=35)
 
 
 def main():

@@ -4,6 +4,7 @@
 import json
 import os
 import subprocess
+import types
 
 import pytest
 
@@ -59,3 +60,27 @@ def test_a_bad_custom_rules_file_is_one_line(cli, stalled, tmp_path):
     assert finished.returncode == 1
     assert finished.stderr.strip().splitlines() == [
         f"stepscope rules: custom rules file {tmp_path / 'missing.py'} does not exist"]
+
+
+def test_a_custom_rule_reads_sagemaker_args_with_their_json_types(cli, tmp_path):
+    # SageMaker writes pin_memory as a JSON bool; a custom rule sees a Python bool, not a string.
+    loader = tmp_path / "loader.py"
+    loader.write_text("from stepscope.analysis import Rule\n\n"
+                      "class LoaderArgs(Rule):\n    name = 'LoaderArgs'\n\n"
+                      "    def __init__(self):\n        self.seen = []\n\n"
+                      "    def evaluate(self, window):\n"
+                      "        for event in window.events():\n"
+                      "            if event['name'] == 'DataLoaderIterInitialize':\n"
+                      "                self.seen.append([type(event['args']['pin_memory']).__name__,\n"
+                      "                                  type(event['args']['num_workers']).__name__])\n"
+                      "        return False\n\n"
+                      "    def report(self):\n        return {'details': {'seen': self.seen}}\n")
+    trial = os.path.join(REPO, "tests", "golden", "rules", "sm_value_types", "input")
+    imported = subprocess.run([cli, "import", "sagemaker", trial, "--out", str(tmp_path), "--job", "trial"],
+                              capture_output=True, text=True, timeout=120)
+    assert imported.returncode == 0, imported.stderr
+    run = types.SimpleNamespace(directory=str(tmp_path / "trial"))
+    finished = rules(cli, run, tmp_path / "out", "--custom", str(loader))
+    assert finished.returncode == 0, finished.stderr
+    (rule,) = [r for r in json.loads(finished.stdout)["rules"] if r["Rule"] == "LoaderArgs"]
+    assert rule["Details"]["seen"] and all(seen == ["bool", "int"] for seen in rule["Details"]["seen"])

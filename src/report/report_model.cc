@@ -46,6 +46,10 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs) {
                               {"status", store::JsonString(inputs.rules, "status")},
                               {"windows_evaluated", store::JsonInt(inputs.rules, "windows_evaluated", 0)},
                               {"scan_interval_us", store::JsonInt(inputs.rules, "scan_interval_us", 0)}};
+  // Which window grid the rules used (RULES.md §0): the rules section says so in one sentence.
+  if (inputs.rules.is_object() && inputs.rules.contains("window_grid") && inputs.rules["window_grid"].is_object()) {
+    document["run"]["rules"]["window_grid"] = store::JsonString(inputs.rules["window_grid"], "description");
+  }
   document["job_summary"] = BuildJobSummary(context);
   document["system_usage"] = BuildSystemUsage(context);
   document["framework"] = BuildFrameworkSection(context);

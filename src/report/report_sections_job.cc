@@ -202,6 +202,17 @@ nlohmann::json BuildSystemUsage(const ReportContext& context) {
       metrics.push_back(std::move(row));
     }
     std::vector<std::string> sentences = UsageSentences(node.name, metrics);
+    const uint32_t node_index = static_cast<uint32_t>(&node - model.nodes().data());
+    const bool sampled = std::any_of(model.series().begin(), model.series().end(), [&](const auto& series) {
+      return series.node == node_index && !series.time_ns.empty();
+    });
+    // On imported SageMaker data the reference's window grid can leave a node's samples outside
+    // every analysed window (RULES.md §0); say so rather than show an empty table.
+    if (metrics.empty() && sampled) {
+      sentences.push_back("None of node " + node.name +
+                          "'s system samples fell in a window the rules analysed (see the rules' window grid), so "
+                          "there are no percentiles for it.");
+    }
     nodes.push_back({{"node", node.name}, {"metrics", std::move(metrics)}, {"sentences", std::move(sentences)}});
   }
 

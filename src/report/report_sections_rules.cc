@@ -49,6 +49,20 @@ nlohmann::json DetailsSection(const ReportContext& context, const char* rule, co
   return section;
 }
 
+// LoadBalancing writes every node's workload histograms, as the reference does (RULES.md §0), even
+// for a node with one GPU; the section compares loads, so it needs two GPUs on a node or two nodes.
+bool HasWorkloadsToCompare(const nlohmann::json& details) {
+  if (!details.is_object()) return false;
+  size_t nodes_with_workloads = 0;
+  for (const auto& [node, entry] : details.items()) {
+    const nlohmann::json* workloads = store::JsonField(entry, "workloads");
+    if (workloads == nullptr || !workloads->is_object() || workloads->empty()) continue;
+    if (workloads->size() >= 2) return true;
+    ++nodes_with_workloads;
+  }
+  return nodes_with_workloads >= 2;
+}
+
 }  // namespace
 
 nlohmann::json BuildRulesList(const ReportContext& context) {
@@ -120,10 +134,12 @@ nlohmann::json BuildFindings(const ReportContext& context) {
 void AddRuleDetailSections(const ReportContext& context, nlohmann::json& document) {
   const bool gpus = context.HasGpuSeries();
   const std::string no_gpu = "no GPU utilization was recorded (" + SourceDescription(*context.model) + ")";
+  const std::string one_gpu = "Only one GPU was seen, or too few samples: there is no load to compare between GPUs.";
   document["workload_balancing"] =
-      gpus ? DetailsSection(context, "LoadBalancing",
-                            "Only one GPU was seen, or too few samples: there is no load to compare between GPUs.")
-           : Unavailable("Workload balancing compares GPUs, and " + no_gpu + ".");
+      !gpus ? Unavailable("Workload balancing compares GPUs, and " + no_gpu + ".")
+      : context.Rule("LoadBalancing") != nullptr && !HasWorkloadsToCompare(context.Details("LoadBalancing"))
+          ? Unavailable(one_gpu)
+          : DetailsSection(context, "LoadBalancing", one_gpu);
 
   const bool has_dataloader = context.Rule("Dataloader") != nullptr, has_starvation = context.Rule("DataloaderStarvation") != nullptr;
   const nlohmann::json dataloader = context.Details("Dataloader"), starvation = context.Details("DataloaderStarvation");

@@ -94,6 +94,8 @@ def test_one_node_without_gpu(render_html, open_page):
     assert_names_are_text(page)
     # Rules: triggered first, with the count of triggered rules.
     assert "2 of 11 rules triggered." in page["body_text"]
+    assert ("The rules looked at 1 window of 60 s: windows from the run's first timestamp floored to the scan "
+            "interval (UTC); the last, partial window is evaluated too") in page["body_text"]
     assert page["body_text"].index("DataloaderStarvation") < page["body_text"].index("CPUBottleneck")
     # Findings show their evidence.
     assert "node vm · TRAIN · steps 12, 13, 14 · 10 s – 12 s after start" in page["body_text"]

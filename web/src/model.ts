@@ -31,6 +31,8 @@ export interface RunFacts {
   instance_count?: number | null;
   dropped_events?: number;
   problems?: string[];
+  // How the rules were evaluated; window_grid is one sentence about their windows (RULES.md §0).
+  rules?: { source?: string; status?: string; windows_evaluated?: number; scan_interval_us?: number; window_grid?: string };
 }
 
 export interface Phase {

@@ -28,6 +28,13 @@ export function renderRules(doc: ReportDocument): HTMLElement {
   const sorted = sortRules(rules);
   const triggered = sorted.filter((r) => (r.triggered ?? 0) > 0).length;
   shell.body.append(para(`${triggered} of ${sorted.length} rules triggered.`, "lead"));
+  const evaluation = doc.run?.rules;
+  if (evaluation?.window_grid) {
+    const count = evaluation.windows_evaluated;
+    const windows = isNumber(count) ? `${count} ${count === 1 ? "window" : "windows"}` : "windows";
+    const length = isNumber(evaluation.scan_interval_us) ? ` of ${formatNumber(evaluation.scan_interval_us / 1e6)} s` : "";
+    shell.body.append(para(`The rules looked at ${windows}${length}: ${evaluation.window_grid}.`));
+  }
   const wrap = table<RuleRow>([
     { title: "Rule", value: (r) => r.rule, format: (v) => String(v ?? "?") },
     { title: "Description", value: (r) => r.description, format: (v) => String(v ?? "") },

@@ -11,20 +11,100 @@
 
 namespace stepscope {
 
-StatusOr<std::string> LocalFileSystem::ReadFile(const std::string& path) const {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
+namespace {
+
+// What a file that is not a regular one is, for the error that refuses it.
+const char* FileTypeName(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+Status NotRegularError(const std::string& path, mode_t mode) {
+  if (S_ISLNK(mode)) {
+    return InvalidArgumentError("'" + path + "' is a symbolic link, which stepscope does not follow here (it could " +
+                                "lead out of the directory being read); replace it with the file itself");
+  }
+  return InvalidArgumentError("'" + path + "' is " + FileTypeName(mode) + ", not a regular file; stepscope reads " +
+                              "only regular files (replace it with the file itself)");
+}
+
+uint64_t MemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_bytes = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return UINT64_MAX;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_bytes);
+}
+
+Status TooLargeError(const std::string& path, uint64_t size, uint64_t max_bytes, bool memory_bound) {
+  return InvalidArgumentError("'" + path + "' is " + std::to_string(size) + " bytes, more than " +
+                              (memory_bound ? "this machine's memory (" + std::to_string(max_bytes) + " bytes)"
+                                            : "the " + std::to_string(max_bytes) + " bytes such a file can be") +
+                              "; it is not a file stepscope wrote (remove or replace it)");
+}
+
+}  // namespace
+
+ScopedFd::~ScopedFd() {
+  if (fd_ >= 0) close(fd_);
+}
+
+ScopedFd& ScopedFd::operator=(ScopedFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+StatusOr<ScopedFd> OpenRegularFile(const std::string& path, Symlinks symlinks) {
+  // Look before opening: opening a device can itself act (a tape rewinds, a watchdog arms).
+  struct stat before;
+  const int looked = symlinks == Symlinks::kRefuse ? lstat(path.c_str(), &before) : stat(path.c_str(), &before);
+  if (looked != 0) {
+    const int err = errno;
     if (err == ENOENT) return NotFoundError("'" + path + "' does not exist");
     return ErrnoError("open '" + path + "'", err);
   }
+  if (!S_ISREG(before.st_mode)) return NotRegularError(path, before.st_mode);
+  // O_NONBLOCK: should the path have become a FIFO since, the open returns instead of waiting.
+  const int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (symlinks == Symlinks::kRefuse ? O_NOFOLLOW : 0);
+  ScopedFd fd(open(path.c_str(), flags));
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == ELOOP && symlinks == Symlinks::kRefuse) return NotRegularError(path, S_IFLNK);
+    if (err == ENOENT) return NotFoundError("'" + path + "' does not exist");
+    return ErrnoError("open '" + path + "'", err);
+  }
+  struct stat opened;
+  if (fstat(fd.get(), &opened) != 0) return ErrnoError("stat '" + path + "'", errno);
+  if (!S_ISREG(opened.st_mode)) return NotRegularError(path, opened.st_mode);
+  // Reads of a regular file never block; clearing the flag keeps them plain all the same.
+  fcntl(fd.get(), F_SETFL, fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+StatusOr<std::string> ReadRegularFile(const std::string& path, Symlinks symlinks, uint64_t max_bytes) {
+  const uint64_t memory = MemoryBytes();
+  const bool memory_bound = memory < max_bytes;
+  if (memory_bound) max_bytes = memory;
+  STEPSCOPE_ASSIGN_OR_RETURN(ScopedFd fd, OpenRegularFile(path, symlinks));
   // Read straight into the string, sized from fstat, with kReadFileSlackBytes of spare capacity
   // so parsers that need padding past the end (simdjson) can use it in place. Importers read
   // thousands of files; 16 KB reads appended through a doubling string cost twice the copy.
   std::string out;
   struct stat info;
   size_t expected = 0;
-  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) expected = static_cast<size_t>(info.st_size);
+  if (fstat(fd.get(), &info) == 0 && info.st_size > 0) {
+    if (static_cast<uint64_t>(info.st_size) > max_bytes) {
+      return TooLargeError(path, static_cast<uint64_t>(info.st_size), max_bytes, memory_bound);
+    }
+    expected = static_cast<size_t>(info.st_size);
+  }
   // /proc and /sys files report size 0: start small (the sampler reads them every poll).
   size_t room = expected > 0 ? expected + 1 : 4096;  // +1: the read that returns 0 needs no regrow
   out.reserve(room + kReadFileSlackBytes);
@@ -35,19 +115,22 @@ StatusOr<std::string> LocalFileSystem::ReadFile(const std::string& path) const {
       out.reserve(room + kReadFileSlackBytes);
       out.resize(room);
     }
-    ssize_t n = read(fd, out.data() + size, out.size() - size);
+    ssize_t n = read(fd.get(), out.data() + size, out.size() - size);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      close(fd);
-      return ErrnoError("read '" + path + "'", err);
+      return ErrnoError("read '" + path + "'", errno);
     }
     if (n == 0) break;
     size += static_cast<size_t>(n);
+    // A file growing while it is read (a log being appended) stops being read at the bound.
+    if (size > max_bytes) return TooLargeError(path, size, max_bytes, memory_bound);
   }
-  close(fd);
   out.resize(size);
   return out;
+}
+
+StatusOr<std::string> LocalFileSystem::ReadFile(const std::string& path) const {
+  return ReadRegularFile(path, Symlinks::kFollow);
 }
 
 StatusOr<std::vector<std::string>> LocalFileSystem::ListDirectory(const std::string& path) const {

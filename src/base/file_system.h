@@ -1,16 +1,55 @@
 // Read-only file-system access behind an interface, so /proc and /sys readers can be fed
-// captured text in tests (the idea of NVIDIA/DCGM's FileSystemOperator).
+// captured text in tests (the idea of NVIDIA/DCGM's FileSystemOperator), and the one way files
+// from untrusted directories are opened: regular files only, never blocking, bounded in size.
 //
 // Threading: implementations are stateless and safe to share between threads.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
 
 namespace stepscope {
+
+// Whether a reader follows a symbolic link at the end of a path. Files found inside a run
+// directory are read with kRefuse: a link there could lead anywhere (another user's file,
+// /dev/zero), and a run is read only through its own files. Paths a user names are followed.
+enum class Symlinks { kFollow, kRefuse };
+
+// Owns a file descriptor and closes it on destruction. Move-only.
+class ScopedFd {
+ public:
+  ScopedFd() = default;
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd();
+  ScopedFd(ScopedFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  ScopedFd& operator=(ScopedFd&& other) noexcept;
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+
+  int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+// Opens `path` read-only if it is a regular file, without ever blocking: a FIFO, device, socket
+// or directory is refused before it is opened (opening a FIFO waits for a writer; reading
+// /dev/zero never ends), and the descriptor is checked again in case the path changed in
+// between. Errors are one line naming the path, what it is and what to do.
+StatusOr<ScopedFd> OpenRegularFile(const std::string& path, Symlinks symlinks);
+
+// No limit but the machine's memory: a file larger than that cannot be read into it.
+inline constexpr uint64_t kNoSizeLimit = UINT64_MAX;
+
+// The whole of a regular file opened as by OpenRegularFile, with kReadFileSlackBytes of spare
+// capacity. A file larger than `max_bytes` (or than the machine's memory) is refused before it
+// is read, and so is one that grows past it while being read.
+StatusOr<std::string> ReadRegularFile(const std::string& path, Symlinks symlinks, uint64_t max_bytes = kNoSizeLimit);
 
 class FileSystem {
  public:
@@ -25,7 +64,8 @@ class FileSystem {
 // parsers that read ahead (simdjson needs 64 bytes) can use the string in place.
 inline constexpr size_t kReadFileSlackBytes = 64;
 
-// The real file system.
+// The real file system. ReadFile reads regular files only (following links): /proc and /sys
+// files are regular; a FIFO or a device is refused rather than waited on or read forever.
 class LocalFileSystem : public FileSystem {
  public:
   StatusOr<std::string> ReadFile(const std::string& path) const override;

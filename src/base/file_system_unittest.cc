@@ -4,36 +4,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "base/test/temp_directory.h"
+
 namespace stepscope {
 namespace {
 
-// A directory of its own per test, removed afterwards.
 class FileSystemTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "stepscope-fs-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    // The reads below must return; should one block (on a FIFO) or read forever (from a device),
-    // SIGALRM ends the test binary and ctest reports the test as failed instead of hanging.
-    alarm(60);
-  }
-  void TearDown() override {
-    alarm(0);
-    std::string command = "rm -rf '" + dir_ + "'";
-    ASSERT_EQ(std::system(command.c_str()), 0);
-  }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  // The reads below must return; should one block (on a FIFO) or read forever (from a device),
+  // SIGALRM ends the test binary and ctest reports the test as failed instead of hanging.
+  void SetUp() override { alarm(60); }
+  void TearDown() override { alarm(0); }
+  std::string Path(const std::string& name) const { return dir_.Path(name); }
   void Write(const std::string& name, const std::string& text) const {
     ASSERT_TRUE(WriteFileAtomically(Path(name), text).ok());
   }
 
-  std::string dir_;
+  TempDirectory dir_;
 };
 
 TEST_F(FileSystemTest, ReadsARegularFileWithSlackForParsersThatReadAhead) {
@@ -104,7 +95,7 @@ TEST_F(FileSystemTest, AFileLargerThanItsBoundIsRefusedUnread) {
 TEST_F(FileSystemTest, MissingFilesAndDirectoriesSayWhatTheyAre) {
   auto missing = ReadRegularFile(Path("nothing"), Symlinks::kRefuse);
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  auto directory = ReadRegularFile(dir_, Symlinks::kFollow);
+  auto directory = ReadRegularFile(dir_.path(), Symlinks::kFollow);
   ASSERT_FALSE(directory.ok());
   EXPECT_NE(directory.status().message().find("is a directory, not a regular file"), std::string::npos);
 }

@@ -31,7 +31,7 @@ uint64_t FrameChecksum(FrameType type, std::string_view payload) {
 }
 
 StatusOr<std::unique_ptr<LogWriter>> LogWriter::Create(const std::string& path, uint64_t stream_id) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("create '" + path + "'", errno);
   LogHeader header{};
   std::memcpy(header.magic, kLogMagic, sizeof kLogMagic);

@@ -24,6 +24,7 @@ namespace stepscope::store {
 
 class LogWriter {
  public:
+  // Creates or empties `path`: callers hold the stream's ring lock (StreamWriter::Create).
   static StatusOr<std::unique_ptr<LogWriter>> Create(const std::string& path, uint64_t stream_id);
   // Opens an existing log for appending (used by the compactor after the writer died).
   static StatusOr<std::unique_ptr<LogWriter>> OpenForAppend(const std::string& path);

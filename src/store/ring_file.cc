@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,12 +17,31 @@ StatusOr<std::unique_ptr<RingFile>> RingFile::Create(const std::string& path, ui
   if (block_bytes < sizeof(BlockHeader) + sizeof(RawRecord) || block_bytes % 64 != 0 || block_count == 0) {
     return InvalidArgumentError("ring blocks must be a multiple of 64 bytes holding at least one record");
   }
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Not O_TRUNC: another process may have this ring mapped, and shrinking a mapped file kills
+  // that process with SIGBUS on its next write. The file is emptied only once we hold its lock,
+  // which a writer keeps for its whole life. O_NOFOLLOW: a link planted in the directory cannot
+  // make us empty a file elsewhere.
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("create '" + path + "'", errno);
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     close(fd);
+    if (err == EWOULDBLOCK) {
+      return UnavailableError("'" + path + "' is being written by another live process; left untouched (give each " +
+                              "writer its own directory)");
+    }
     return ErrnoError("lock '" + path + "'", err);
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return InvalidArgumentError("'" + path + "' exists and is not a regular file; left untouched");
+  }
+  // Ours now: whatever a dead writer left here goes (its stream name is being reused).
+  if (ftruncate(fd, 0) != 0) {
+    int err = errno;
+    close(fd);
+    return ErrnoError("empty '" + path + "'", err);
   }
   size_t size = kRingHeaderBytes + size_t{block_bytes} * block_count;
   // ftruncate makes a sparse file; posix_fallocate would be safer against a full disk later

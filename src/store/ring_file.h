@@ -17,8 +17,10 @@ namespace stepscope::store {
 
 class RingFile {
  public:
-  // Creates (truncating) `path` with `block_count` blocks of `block_bytes` each, maps it and
-  // locks it. The file is sparse: untouched blocks cost no memory or disk.
+  // Locks `path` (creating it), then empties it and lays out `block_count` blocks of
+  // `block_bytes` each, and maps it; the lock is held until destruction. Unavailable, with the
+  // file untouched, when another live writer holds it: emptying a file that process has mapped
+  // would kill it with SIGBUS.
   static StatusOr<std::unique_ptr<RingFile>> Create(const std::string& path, uint32_t block_bytes,
                                                     uint32_t block_count, uint64_t stream_id);
   ~RingFile();

@@ -25,10 +25,17 @@ StatusOr<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamWriterO
   std::random_device entropy;
   uint64_t stream_id = (uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<uint64_t>(getpid());
   std::string stem = options.directory + "/" + options.name;
-  STEPSCOPE_ASSIGN_OR_RETURN(auto log, LogWriter::Create(stem + kLogSuffix, stream_id));
+  // The ring first: its lock says the stream is ours, and only then may its log be emptied.
+  // A second writer of the same stream (two launchers in one node directory) stops here and
+  // leaves both files of the live one alone.
   STEPSCOPE_ASSIGN_OR_RETURN(auto ring, RingFile::Create(stem + kRingSuffix, options.block_bytes,
                                                          options.block_count, stream_id));
-  auto writer = std::unique_ptr<StreamWriter>(new StreamWriter(std::move(ring), std::move(log), options.zstd_level));
+  auto log = LogWriter::Create(stem + kLogSuffix, stream_id);
+  if (!log.ok()) {
+    unlink(ring->path().c_str());  // still locked by us: no other writer uses it
+    return log.status();
+  }
+  auto writer = std::unique_ptr<StreamWriter>(new StreamWriter(std::move(ring), std::move(*log), options.zstd_level));
   if (!options.meta_json.empty()) STEPSCOPE_RETURN_IF_ERROR(writer->log_->Append(FrameType::kMeta, options.meta_json));
   STEPSCOPE_RETURN_IF_ERROR(writer->AppendClockPair(options.clock_anchor));
   return writer;

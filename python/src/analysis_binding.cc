@@ -85,7 +85,19 @@ void BindAnalysis(py::module_& module) {
       .def_property_readonly("first_ns", &Model::first_ns)
       .def_property_readonly("last_ns", &Model::last_ns)
       .def_property_readonly("complete_until_ns", &Model::complete_until_ns)
-      .def_property_readonly("problems", &Model::problems)
+      .def_property_readonly("problems",
+                             [](const Model& m) {
+                               py::list problems;
+                               for (const analysis::Problem& problem : m.problems()) {
+                                 py::dict entry;
+                                 entry["name"] = problem.name;
+                                 entry["severity"] = analysis::ProblemSeverityName(problem.severity);
+                                 entry["count"] = problem.count;
+                                 entry["sentence"] = problem.sentence;
+                                 problems.append(std::move(entry));
+                               }
+                               return problems;
+                             })
       .def_property_readonly("nodes",
                              [](const Model& m) {
                                py::list nodes;

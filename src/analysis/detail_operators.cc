@@ -50,8 +50,7 @@ std::string ShapesText(const nlohmann::json& shapes) {
 }  // namespace
 
 StatusOr<std::string> ReadZstdFile(const std::string& path) {
-  LocalFileSystem fs;
-  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, fs.ReadFile(path));
+  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, ReadRegularFile(path, Symlinks::kRefuse));
   std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
   if (stream == nullptr) return InternalError("zstd cannot allocate a decompression stream for '" + path + "'");
   std::string out;
@@ -155,8 +154,10 @@ StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, Mo
     }
   }
   if (skipped > 0) {
-    builder.AddProblem("'" + path + "': " + std::to_string(skipped) +
-                       " operator events without a name or with bad times were skipped");
+    builder.AddProblem("detail_operators_skipped", ProblemSeverity::kDataLoss,
+                       "'" + path + "': " + std::to_string(skipped) +
+                           " operator events without a name or with bad times were skipped",
+                       static_cast<uint64_t>(skipped));
   }
   return added;
 }
@@ -170,7 +171,10 @@ void AddNodeOperatorsDetail(const std::string& node_directory, uint32_t node, Mo
   for (const std::string& entry : *entries) {
     if (!entry.starts_with(kOperatorsPrefix) || !entry.ends_with(kDocumentSuffix)) continue;
     auto added = AddOperatorsDocument(detail + "/" + entry, node, builder);
-    if (!added.ok()) builder.AddProblem(added.status().message() + "; its operators are left out");
+    if (!added.ok()) {
+      builder.AddProblem("detail_operators_unreadable", ProblemSeverity::kDataLoss,
+                         added.status().message() + "; its operators are left out");
+    }
   }
 }
 

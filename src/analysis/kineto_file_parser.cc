@@ -667,12 +667,14 @@ Status KinetoFileParser::Parse(std::string_view name, simdjson::padded_string_vi
       (void)ParseDocument(prefix, &partial, &ignored);
       if (!partial.events.empty()) {
         partial.truncated = true;
-        partial.problems.push_back(out->name + ": the file is truncated (" +
+        partial.problems.push_back(Problem{
+            "kineto_file_truncated", ProblemSeverity::kDataLoss, 1,
+            out->name + ": the file is truncated (" +
                                    (input_truncated ? std::string("gzip stream ends early")
                                                     : std::string("JSON ends early")) +
                                    "); kept the " + std::to_string(partial.events.size()) +
                                    " complete events before byte " + std::to_string(partial.parsed_bytes) +
-                                   (partial.has_base_time ? "" : ", metadata written after the events is lost"));
+                                   (partial.has_base_time ? "" : ", metadata written after the events is lost")});
         *out = std::move(partial);
         error = simdjson::SUCCESS;
       }
@@ -687,7 +689,8 @@ Status KinetoFileParser::Parse(std::string_view name, simdjson::padded_string_vi
                          "); re-export the trace from the PyTorch profiler");
   }
   for (const auto& [what, count] : skipped_) {
-    out->problems.push_back(out->name + ": skipped " + std::to_string(count) + " " + what);
+    out->problems.push_back(Problem{"kineto_events_skipped", ProblemSeverity::kDataLoss, static_cast<uint64_t>(count),
+                                    out->name + ": skipped " + std::to_string(count) + " " + what});
   }
   return OkStatus();
 }

@@ -61,7 +61,7 @@ struct KinetoFile {
   std::map<std::string, int64_t> string_track_ids;               // "Spans" -> -1, ...
   bool truncated = false;
   size_t parsed_bytes = 0;                 // where a truncated file's kept events end
-  std::vector<std::string> problems;
+  std::vector<Problem> problems;
 };
 
 class KinetoFileParser {

@@ -86,7 +86,8 @@ std::string KinetoImporter::NodeName(const KinetoFile& file) {
   if (std::find(node_names_.begin(), node_names_.end(), name) != node_names_.end()) {
     // Two files claim one rank (traces of different runs, or a re-export): keep them apart.
     const std::string unique = name + ":" + FileStem(file.name);
-    builder_.AddProblem(file.name + ": node '" + name + "' already came from another file; this one is '" + unique + "'");
+    builder_.AddProblem("kineto_duplicate_node", ProblemSeverity::kInfo,
+                        file.name + ": node '" + name + "' already came from another file; this one is '" + unique + "'");
     name = unique;
   }
   node_names_.push_back(name);
@@ -112,7 +113,8 @@ void KinetoImporter::Place(KinetoFile& file) {
   const uint32_t node = builder_.AddNode(facts);
 
   if (!file.events.empty() && min_start_ns + shift_ns < kEpochPlausibleNs) {
-    builder_.AddProblem(file.name + ": times are relative (to the profiler's start" +
+    builder_.AddProblem("kineto_relative_times", ProblemSeverity::kError,
+                        file.name + ": times are relative (to the profiler's start" +
                         std::string(file.legacy_array ? ", as the legacy autograd-profiler writes them" : "") +
                         "), not Unix-epoch; align them with other data by hand");
   }
@@ -146,15 +148,19 @@ void KinetoImporter::Place(KinetoFile& file) {
     builder_.AddProcess(process);
   }
   if (saturated > 0) {
-    builder_.AddProblem(file.name + ": " + std::to_string(saturated) +
-                        " timestamps past the year 2262 after adding baseTimeNanoseconds were clamped");
+    builder_.AddProblem("kineto_timestamps_clamped", ProblemSeverity::kError,
+                        file.name + ": " + std::to_string(saturated) +
+                            " timestamps past the year 2262 after adding baseTimeNanoseconds were clamped",
+                        static_cast<uint64_t>(saturated));
   }
   for (const StagedFlow& flow : flows) builder_.AddFlow(first_index + flow.from, first_index + flow.to, flow.category, flow.id);
   if (stats.unbound_points > 0) {
-    builder_.AddProblem(file.name + ": " + std::to_string(stats.unbound_points) +
-                        " flow pairs point at no slice on their track and were dropped");
+    builder_.AddProblem("kineto_unbound_flows", ProblemSeverity::kDataLoss,
+                        file.name + ": " + std::to_string(stats.unbound_points) +
+                            " flow pairs point at no slice on their track and were dropped",
+                        static_cast<uint64_t>(stats.unbound_points));
   }
-  for (std::string& problem : file.problems) builder_.AddProblem(std::move(problem));
+  for (Problem& problem : file.problems) builder_.AddProblem(std::move(problem));
 }
 
 Model KinetoImporter::Finish() && { return std::move(builder_).Finish(); }

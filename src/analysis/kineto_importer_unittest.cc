@@ -318,7 +318,7 @@ TEST(KinetoImporter, TwoFilesClaimingOneRankStayApart) {
   EXPECT_EQ(model.nodes()[0].name, "rank-0");
   EXPECT_EQ(model.nodes()[1].name, "rank-0:critical_path_simple_add_trace");
   ASSERT_EQ(model.problems().size(), 1u);
-  EXPECT_NE(model.problems()[0].find("already came from another file"), std::string::npos);
+  EXPECT_NE(model.problems()[0].sentence.find("already came from another file"), std::string::npos);
   EXPECT_EQ(model.events().size(), 870u + 840u);
   EXPECT_EQ(model.flows().size(), 139u + 139u);
 }
@@ -336,7 +336,7 @@ TEST(KinetoImporter, LegacyAutogradProfilerArray) {
   EXPECT_EQ(model.String(model.events()[0].name), "aten::linear");
   EXPECT_LT(model.events()[0].pid, 0);  // the string pid got a synthetic id
   ASSERT_EQ(model.problems().size(), 1u);
-  EXPECT_NE(model.problems()[0].find("times are relative"), std::string::npos);
+  EXPECT_NE(model.problems()[0].sentence.find("times are relative"), std::string::npos);
   EXPECT_NE(model.nodes()[0].manifest_json.find("\"CPU functions\":-1"), std::string::npos);
 }
 
@@ -395,10 +395,10 @@ TEST(KinetoImporter, SyntheticTraceCoversCountersInstantsAndOddCategories) {
     }
   }
   ASSERT_EQ(model.problems().size(), 2u);  // relative times; the 'B' event
-  EXPECT_NE(model.problems()[0].find("times are relative"), std::string::npos) << model.problems()[0];
-  EXPECT_NE(model.problems()[1].find("synthetic.pt.trace.json: skipped 1 events of unsupported phase 'B'"),
+  EXPECT_NE(model.problems()[0].sentence.find("times are relative"), std::string::npos) << model.problems()[0].sentence;
+  EXPECT_NE(model.problems()[1].sentence.find("synthetic.pt.trace.json: skipped 1 events of unsupported phase 'B'"),
             std::string::npos)
-      << model.problems()[1];
+      << model.problems()[1].sentence;
   EXPECT_NE(model.nodes()[0].manifest_json.find("\"5\":\"trainer\""), std::string::npos);
 }
 
@@ -427,7 +427,7 @@ TEST(KinetoImporter, TimesThatWouldOverflowAreSkippedNotWrapped) {
   ASSERT_EQ(result->events().size(), 1u);
   EXPECT_EQ(result->String(result->events()[0].name), "ok");
   std::string problems;
-  for (const std::string& problem : result->problems()) problems += problem + "\n";
+  for (const Problem& problem : result->problems()) problems += problem.sentence + "\n";
   EXPECT_NE(problems.find("huge.json: skipped 1 'X' events without a numeric ts"), std::string::npos) << problems;
   EXPECT_NE(problems.find("huge.json: skipped 1 'X' events whose ts + dur overflows"), std::string::npos) << problems;
 }
@@ -454,10 +454,10 @@ TEST(KinetoImporter, TruncatedJsonKeepsTheCompleteEventsAndSaysSo) {
   EXPECT_EQ(result->nodes()[0].name, "rank-3");
   // baseTimeNanoseconds came after the cut: times stay relative, and problems say both.
   ASSERT_EQ(result->problems().size(), 2u);
-  EXPECT_NE(result->problems()[0].find("times are relative"), std::string::npos);
-  EXPECT_NE(result->problems()[1].find("cut.json: the file is truncated (JSON ends early); kept the 2 complete events"),
+  EXPECT_NE(result->problems()[0].sentence.find("times are relative"), std::string::npos);
+  EXPECT_NE(result->problems()[1].sentence.find("cut.json: the file is truncated (JSON ends early); kept the 2 complete events"),
             std::string::npos)
-      << result->problems()[1];
+      << result->problems()[1].sentence;
 }
 
 TEST(KinetoImporter, CompleteSmallTraceUsesItsBaseTime) {
@@ -502,8 +502,8 @@ TEST(KinetoImporter, TruncatedGzipKeepsTheEventsInflatedSoFar) {
   EXPECT_GT(result->events().size(), 0u);
   EXPECT_LT(result->events().size(), 870u);
   bool said_so = false;
-  for (const std::string& problem : result->problems()) {
-    said_so |= problem.find("alexnet_cut.json.gz: the file is truncated (gzip stream ends early)") != std::string::npos;
+  for (const Problem& problem : result->problems()) {
+    said_so |= problem.sentence.find("alexnet_cut.json.gz: the file is truncated (gzip stream ends early)") != std::string::npos;
   }
   EXPECT_TRUE(said_so);
   // The whole gzip in memory gives the same model as the file.

@@ -206,7 +206,7 @@ StatusOr<OperatorsWindow> ConvertKinetoWindow(std::string_view name, simdjson::p
 
   OperatorsWindow window;
   window.has_distributed_info = !file.distributed_info_json.empty();
-  for (std::string& problem : file.problems) window.problems.push_back(std::move(problem));
+  for (Problem& problem : file.problems) window.problems.push_back(std::move(problem.sentence));
 
   // Trace time -> Unix: the importer's rule for baseTimeNanoseconds (kineto_importer.cc), then
   // the profiler's trace start onto the Unix clock.

@@ -37,6 +37,10 @@ const char* ModelSourceName(ModelSource source) {
   return "unknown";
 }
 
+bool Model::HasAlwaysShownProblems() const {
+  return std::any_of(problems_.begin(), problems_.end(), [](const Problem& p) { return p.AlwaysShown(); });
+}
+
 const EventArg* Model::FindArg(const FrameworkEvent& event, std::string_view key) const {
   const StringId id = strings_.Find(key);
   if (id == kEmptyString) return nullptr;

@@ -23,6 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/problem.h"
+
 namespace stepscope::analysis {
 
 using StringId = uint32_t;
@@ -164,7 +166,10 @@ class Model {
   // The arg named `key`, or nullptr.
   const EventArg* FindArg(const FrameworkEvent& event, std::string_view key) const;
   const std::vector<Flow>& flows() const { return flows_; }
-  const std::vector<std::string>& problems() const { return problems_; }  // what loading skipped
+  // What loading skipped, lost or doubted, in the order met (problem.h).
+  const std::vector<Problem>& problems() const { return problems_; }
+  // Whether any problem is data loss or an error: what every command must show.
+  bool HasAlwaysShownProblems() const;
 
   // Earliest and latest timestamp of any sample or event (0, 0 when empty).
   int64_t first_ns() const { return first_ns_; }
@@ -203,7 +208,7 @@ class Model {
   std::vector<FrameworkEvent> events_;
   std::vector<EventArg> args_;
   std::vector<Flow> flows_;
-  std::vector<std::string> problems_;
+  std::vector<Problem> problems_;
   std::vector<uint32_t> steps_;
   // max end_ns of events()[0..i] per block of kOverlapBlock events: bounds overlap scans.
   std::vector<int64_t> block_max_end_;
@@ -239,7 +244,10 @@ class ModelBuilder {
   // Returns the event's index in insertion order (valid for AddFlow until Finish()).
   uint32_t AddEvent(const FrameworkEvent& event, std::span<const EventArg> args = {});
   void AddFlow(uint32_t from_insertion_index, uint32_t to_insertion_index, StringId category, int64_t id);
-  void AddProblem(std::string problem) { model_.problems_.push_back(std::move(problem)); }
+  void AddProblem(Problem problem) { model_.problems_.push_back(std::move(problem)); }
+  void AddProblem(std::string_view name, ProblemSeverity severity, std::string sentence, uint64_t count = 1) {
+    model_.problems_.push_back(Problem{std::string(name), severity, count, std::move(sentence)});
+  }
   // Default: last_ns() after Finish().
   void SetCompleteUntil(int64_t ns) { complete_until_ns_ = ns; }
   void SetFileGrid(const FileGrid& grid) { model_.file_grid_ = grid; }

@@ -231,7 +231,12 @@ std::string EncodeModelFile(const Model& model) {
 
   std::string problems;
   PutVarint(problems, model.problems().size());
-  for (const std::string& problem : model.problems()) PutString(problems, problem);
+  for (const Problem& problem : model.problems()) {
+    PutString(problems, problem.name);
+    problems.push_back(static_cast<char>(problem.severity));
+    PutVarint(problems, problem.count);
+    PutString(problems, problem.sentence);
+  }
   AppendSection(file, Section::kProblems, problems);
 
   std::string processes;
@@ -269,7 +274,7 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
   uint32_t version = 0, section_count = 0;
   (void)header.ReadFixed(&version);
   (void)header.ReadFixed(&section_count);
-  if (version != kModelFileVersion && version != kPreviousModelFileVersion && version != kVersion1ModelFile) {
+  if (version < kVersion1ModelFile || version > kModelFileVersion) {
     return UnimplementedError(name + ": model file version " + std::to_string(version) + ", this stepscope reads " +
                               std::to_string(kVersion1ModelFile) + " to " + std::to_string(kModelFileVersion) +
                               "; use a matching stepscope or import the run again");
@@ -302,7 +307,7 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
   const int64_t complete_until_ns = meta.Signed();
   if (meta.ok() && source > static_cast<uint8_t>(ModelSource::kKineto)) meta.Fail("unknown source " + std::to_string(source));
   FileGrid file_grid;  // version 3: SageMaker imports keep the reference's window grid
-  if (version == kModelFileVersion && meta.ok() && !meta.AtEnd()) {
+  if (version >= kVersion3ModelFile && meta.ok() && !meta.AtEnd()) {
     file_grid.origin_ns = meta.Signed();
     file_grid.stop_ns = meta.Signed();
     file_grid.known = meta.ok();
@@ -391,7 +396,7 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
       EventArg arg;
       arg.key = args.Index(string_count, "string id");
       const uint8_t type = args.Byte();
-      const auto last_type = version == kModelFileVersion ? EventArg::Type::kBool : EventArg::Type::kString;
+      const auto last_type = version >= kVersion3ModelFile ? EventArg::Type::kBool : EventArg::Type::kString;
       if (args.ok() && type > static_cast<uint8_t>(last_type)) args.Fail("unknown arg type");
       arg.type = static_cast<EventArg::Type>(type);
       switch (arg.type) {
@@ -424,8 +429,19 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
   SectionReader problems(raw[7], "problems");
   const uint64_t problem_count = problems.Count("problem");
   for (uint64_t i = 0; problems.ok() && i < problem_count; ++i) {
-    std::string_view text = problems.String();
-    if (problems.ok()) builder.AddProblem(std::string(text));
+    Problem problem;
+    if (version >= kModelFileVersion) {
+      problem.name = problems.String();
+      const uint8_t severity = problems.Byte();
+      if (problems.ok() && severity > kMaxProblemSeverity) problems.Fail("unknown problem severity");
+      problem.severity = static_cast<ProblemSeverity>(severity);
+      problem.count = problems.Unsigned();
+    } else {
+      // Older files kept sentences only; which were losses is unknown, so all are shown.
+      problem.name = "unclassified_problem";
+    }
+    problem.sentence = problems.String();
+    if (problems.ok()) builder.AddProblem(std::move(problem));
   }
   if (!problems.Finish()) return corrupt(problems);
 
@@ -445,7 +461,7 @@ StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name)
     process.local_rank = int32();
     process.world_size = int32();
     process.group_rank = int32();
-    if (version == kModelFileVersion) process.writer = processes.Index(string_count, "string id");
+    if (version >= kVersion3ModelFile) process.writer = processes.Index(string_count, "string id");
     if (processes.ok()) builder.AddProcess(process);
   }
   if (!processes.Finish()) return corrupt(processes);

@@ -4,4 +4,4 @@ target_link_libraries(stepscope_analysis PRIVATE PkgConfig::ZSTD)
 
 stepscope_add_unittest(model_file_unittests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/model_file_unittest.cc
-  LIBS stepscope::analysis)
+  LIBS stepscope::analysis PkgConfig::ZSTD)

@@ -4,11 +4,12 @@
 //
 // Layout (little-endian; docs/importers.md has the full description):
 //
-//   "STPSMODL" | u32 version (3) | u32 section count (9)
+//   "STPSMODL" | u32 version (4) | u32 section count (9)
 //   section x 9, in this order: meta, strings, nodes, series, events, args, flows, problems,
 //   processes (version 1 files, still read, have the first 8: their runs load without ranks;
 //   version 2 files, still read, have no bool args and no writers; meta ends with a SageMaker
-//   import's file grid, origin and stop ns, only when the model has one)
+//   import's file grid, origin and stop ns, only when the model has one; version 3 files, still
+//   read, hold each problem as a sentence only: they load as "unclassified_problem", data loss)
 //     u32 id | u32 0 | u64 raw bytes | u64 stored bytes | zstd frame (with content checksum)
 //
 // Inside a section, columns: varints (LEB128), zigzag for signed values, deltas for sorted
@@ -25,9 +26,10 @@
 
 namespace stepscope::analysis {
 
-inline constexpr uint32_t kModelFileVersion = 3;          // written
-inline constexpr uint32_t kPreviousModelFileVersion = 2;  // also read
-inline constexpr uint32_t kVersion1ModelFile = 1;         // also read
+inline constexpr uint32_t kModelFileVersion = 4;   // written: typed problems (problem.h)
+inline constexpr uint32_t kVersion3ModelFile = 3;  // also read: bool args, writers, file grid
+inline constexpr uint32_t kVersion2ModelFile = 2;  // also read: processes
+inline constexpr uint32_t kVersion1ModelFile = 1;  // also read
 
 // Writes atomically (temporary file + rename).
 Status SaveModelFile(const Model& model, const std::string& path);

@@ -1,6 +1,7 @@
 #include "analysis/model_file.h"
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -48,7 +49,8 @@ Model SampleModel() {
   instant.kind = EventKind::kInstant;
   builder.AddEvent(instant, std::vector<EventArg>{builder.IntArg("n", 1)});
   builder.AddFlow(a, b, builder.Intern("ac2g"), 77);
-  builder.AddProblem("skipped something");
+  builder.AddProblem("events_dropped_write_failed", ProblemSeverity::kDataLoss, "skipped something", 12);
+  builder.AddProblem("kineto_duplicate_node", ProblemSeverity::kInfo, "renamed a node");
   builder.AddProcess(ProcessFacts{.node = node, .pid = 42, .parent_pid = 7, .rank = 3, .local_rank = 1,
                                   .world_size = 8, .group_rank = 1});
   builder.AddProcess(ProcessFacts{.node = node2, .pid = 43});
@@ -176,12 +178,12 @@ TEST(ModelFileTest, WrongMagicAndNewerVersion) {
   ASSERT_FALSE(not_model.ok());
   EXPECT_EQ(not_model.status().message(),
             "x.stepscope: not a stepscope model file (bad magic); the file is corrupt or not a model file: import the run again");
-  bytes[8] = 4;
+  bytes[8] = 5;
   auto newer = DecodeModelFile(bytes, "x.stepscope");
   ASSERT_FALSE(newer.ok());
   EXPECT_EQ(newer.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(newer.status().message(),
-            "x.stepscope: model file version 4, this stepscope reads 1 to 3; use a matching stepscope or import the run "
+            "x.stepscope: model file version 5, this stepscope reads 1 to 4; use a matching stepscope or import the run "
             "again");
 }
 
@@ -215,24 +217,79 @@ TEST(ModelFileTest, KeepsFileGridBoolArgsAndWriters) {
   EXPECT_FALSE(DecodeModelFile(EncodeModelFile(SampleModel()), "m")->file_grid().known);
 }
 
-// A version 1 file is a version 2 file without the processes section: it loads, without ranks.
-TEST(ModelFileTest, VersionOneFilesStillLoadWithoutProcesses) {
-  const Model model = SampleModel();
-  std::string bytes = EncodeModelFile(model);
+// Byte offset of section `index` (0-based) in a model file.
+size_t SectionOffset(const std::string& bytes, int index) {
   size_t offset = 16;
-  for (int section = 0; section < 8; ++section) {
+  for (int section = 0; section < index; ++section) {
     uint64_t stored = 0;
     std::memcpy(&stored, bytes.data() + offset + 16, sizeof stored);
     offset += 24 + stored;
   }
-  bytes.resize(offset);
+  return offset;
+}
+
+// `bytes` with its problems section (the 8th) written as versions 1 to 3 wrote it: a count,
+// then each problem as a sentence only.
+std::string WithSentenceOnlyProblems(const std::string& bytes, const std::vector<std::string>& sentences) {
+  std::string raw(1, static_cast<char>(sentences.size()));
+  for (const std::string& sentence : sentences) raw += static_cast<char>(sentence.size()) + sentence;
+  std::string stored(ZSTD_compressBound(raw.size()), '\0');
+  stored.resize(ZSTD_compress(stored.data(), stored.size(), raw.data(), raw.size(), 3));
+  std::string section(24, '\0');
+  const uint32_t id = 8;
+  const uint64_t raw_bytes = raw.size(), stored_bytes = stored.size();
+  std::memcpy(section.data(), &id, sizeof id);
+  std::memcpy(section.data() + 8, &raw_bytes, sizeof raw_bytes);
+  std::memcpy(section.data() + 16, &stored_bytes, sizeof stored_bytes);
+  const size_t begin = SectionOffset(bytes, 7), end = SectionOffset(bytes, 8);
+  return bytes.substr(0, begin) + section + stored + bytes.substr(end);
+}
+
+TEST(ModelFileTest, KeepsEachProblemsNameSeverityAndCount) {
+  const Model model = SampleModel();
+  auto loaded = DecodeModelFile(EncodeModelFile(model), "m");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_EQ(loaded->problems().size(), 2u);
+  EXPECT_EQ(loaded->problems()[0],
+            (Problem{"events_dropped_write_failed", ProblemSeverity::kDataLoss, 12, "skipped something"}));
+  EXPECT_EQ(loaded->problems()[1], (Problem{"kineto_duplicate_node", ProblemSeverity::kInfo, 1, "renamed a node"}));
+}
+
+// Version 3 files (every SageMaker and Kineto import made before problems were typed) still
+// load; their sentences become data-loss problems, so no loss they recorded goes unshown.
+TEST(ModelFileTest, VersionThreeProblemsLoadAsUnclassifiedDataLoss) {
+  std::string bytes = WithSentenceOnlyProblems(EncodeModelFile(SampleModel()), {"skipped a truncated last line"});
+  bytes[8] = 3;
+  auto loaded = DecodeModelFile(bytes, "v3.stepscope");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_EQ(loaded->problems().size(), 1u);
+  EXPECT_EQ(loaded->problems()[0],
+            (Problem{"unclassified_problem", ProblemSeverity::kDataLoss, 1, "skipped a truncated last line"}));
+  EXPECT_EQ(loaded->processes().size(), 2u);
+}
+
+TEST(ModelFileTest, AnUnknownProblemSeverityIsCorruption) {
+  ModelBuilder builder(ModelSource::kKineto);
+  builder.AddProblem(Problem{"x", static_cast<ProblemSeverity>(7), 1, "y"});
+  auto loaded = DecodeModelFile(EncodeModelFile(std::move(builder).Finish()), "bad.stepscope");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("bad.stepscope: problems section: unknown problem severity"), std::string::npos)
+      << loaded.status().message();
+}
+
+// A version 1 file is a version 2 file without the processes section: it loads, without ranks.
+TEST(ModelFileTest, VersionOneFilesStillLoadWithoutProcesses) {
+  const Model model = SampleModel();
+  std::string bytes = WithSentenceOnlyProblems(EncodeModelFile(model), {"skipped something"});
+  bytes.resize(SectionOffset(bytes, 8));
   bytes[8] = 1;
   bytes[12] = 8;
   auto loaded = DecodeModelFile(bytes, "v1.stepscope");
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_TRUE(loaded->processes().empty());
   EXPECT_EQ(loaded->events().size(), model.events().size());
-  EXPECT_EQ(loaded->problems(), model.problems());
+  ASSERT_EQ(loaded->problems().size(), 1u);
+  EXPECT_EQ(loaded->problems()[0].sentence, "skipped something");
   bytes[12] = 9;  // a version 1 header cannot claim the processes section
   EXPECT_FALSE(DecodeModelFile(bytes, "v1.stepscope").ok());
 }

@@ -160,13 +160,19 @@ FileGrid FileGridOf(const SageMakerFiles& files) {
 
 void NoteSkipped(ModelBuilder& builder, const std::string& path, const SageMakerTraceFile& file) {
   if (file.orphan_end_events > 0) {
-    builder.AddProblem(path + ": skipped " + std::to_string(file.orphan_end_events) + " E event(s) with no open B");
+    builder.AddProblem("sagemaker_orphan_end_events", ProblemSeverity::kDataLoss,
+                       path + ": skipped " + std::to_string(file.orphan_end_events) + " E event(s) with no open B",
+                       file.orphan_end_events);
   }
   if (file.negative_durations > 0) {
-    builder.AddProblem(path + ": dropped " + std::to_string(file.negative_durations) + " event(s) with a negative duration");
+    builder.AddProblem("sagemaker_negative_durations", ProblemSeverity::kDataLoss,
+                       path + ": dropped " + std::to_string(file.negative_durations) + " event(s) with a negative duration",
+                       file.negative_durations);
   }
   if (file.unclosed_begin_events > 0) {
-    builder.AddProblem(path + ": dropped " + std::to_string(file.unclosed_begin_events) + " B event(s) never closed");
+    builder.AddProblem("sagemaker_unclosed_begin_events", ProblemSeverity::kDataLoss,
+                       path + ": dropped " + std::to_string(file.unclosed_begin_events) + " B event(s) never closed",
+                       file.unclosed_begin_events);
   }
 }
 
@@ -260,7 +266,7 @@ StatusOr<Model> ImportSageMaker(const std::string& root_dir, SageMakerImportStat
     ++counts.system_files;
     if (truncated) {
       ++counts.truncated_system_files;
-      builder.AddProblem(path + ": skipped a truncated last line");
+      builder.AddProblem("sagemaker_truncated_line", ProblemSeverity::kDataLoss, path + ": skipped a truncated last line");
     }
   }
   for (const std::string& path : files.pevents) {
@@ -274,14 +280,18 @@ StatusOr<Model> ImportSageMaker(const std::string& root_dir, SageMakerImportStat
     STEPSCOPE_ASSIGN_OR_RETURN(SageMakerTraceFile file, ReadTfProfilerTrace(path));
     ++counts.tf_trace_files;
     counts.events += static_cast<int64_t>(file.events.size());
-    if (file.node_id.empty()) builder.AddProblem(path + ": no .metadata file in its step folder; times are relative (base 0)");
+    if (file.node_id.empty()) {
+      builder.AddProblem("sagemaker_relative_times", ProblemSeverity::kError,
+                         path + ": no .metadata file in its step folder; times are relative (base 0)");
+    }
     NoteSkipped(builder, path, file);
     AddTraceEvents(builder, file);
   }
   builder.SetFileGrid(FileGridOf(files));
   counts.job_end_marker = !files.end_markers.empty();
   if (!counts.job_end_marker && (!files.system.empty() || !files.pevents.empty())) {
-    builder.AddProblem("no training_job_end.ts: the job may still have been running when this copy was made");
+    builder.AddProblem("sagemaker_no_job_end_marker", ProblemSeverity::kInfo,
+                       "no training_job_end.ts: the job may still have been running when this copy was made");
   }
   return std::move(builder).Finish();
 }

@@ -44,7 +44,7 @@ TEST(SageMakerImporterTest, SystemSamplesBecomeKeyedSeries) {
   EXPECT_EQ(first.step, 1);
   EXPECT_EQ(first.start_ns, 1589930988663519000);
   ASSERT_FALSE(model->problems().empty());
-  EXPECT_NE(model->problems().back().find("training_job_end.ts"), std::string::npos);
+  EXPECT_NE(model->problems().back().sentence.find("training_job_end.ts"), std::string::npos);
 }
 
 TEST(SageMakerImporterTest, TfTraceEventsGetTheMetadataNode) {
@@ -63,8 +63,8 @@ TEST(SageMakerImporterTest, HorovodSkipsAreListedAsProblems) {
   ASSERT_TRUE(model.ok()) << model.status().message();
   EXPECT_EQ(model->events().size(), 19u);
   int orphan_notes = 0;
-  for (const std::string& problem : model->problems()) {
-    if (problem.find("skipped 2 E event(s) with no open B") != std::string::npos) ++orphan_notes;
+  for (const Problem& problem : model->problems()) {
+    if (problem.sentence.find("skipped 2 E event(s) with no open B") != std::string::npos) ++orphan_notes;
   }
   EXPECT_EQ(orphan_notes, 1);
 }

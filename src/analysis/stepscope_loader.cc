@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/detail_operators.h"
+#include "analysis/recording_losses.h"
 #include "analysis/vocabulary.h"
 #include "store/format.h"
 #include "store/json_fields.h"
@@ -25,6 +26,7 @@ constexpr std::string_view kDetailWindowPrefix = "DetailWindow:";
 constexpr std::string_view kDetailWindowWrite = "DetailWindowWrite";
 constexpr std::string_view kDisturbedArg = "stepscope_disturbed";
 
+constexpr std::string_view kDamagedRunData = "damaged_run_data";
 struct Interval {
   int64_t start_ns;
   int64_t end_ns;
@@ -326,7 +328,12 @@ Status FillFromRun(const std::string& path, ModelBuilder& builder) {
     ApplySampledHardware(builder.node(node), samples.hardware[node]);
     AddNodeOperatorsDetail(node_directory[node], node, builder);
   }
-  for (const std::string& problem : run.problems()) builder.AddProblem(problem);
+  // The store says in sentences what it skipped while decoding (damaged frames, blocks, names):
+  // each is a loss of recorded data.
+  for (const std::string& problem : run.problems()) {
+    builder.AddProblem(kDamagedRunData, ProblemSeverity::kDataLoss, problem);
+  }
+  AddRecordingLosses(run, builder);
 
   // complete_until_ns: see the header. Unset means last_ns() (a finished run).
   const bool finished = std::all_of(node_final.begin(), node_final.end(), [](bool f) { return f; });

@@ -5,6 +5,7 @@ target_sources(stepscope_analysis PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/vocabulary.cc
   ${CMAKE_CURRENT_LIST_DIR}/detail_operators.cc
   ${CMAKE_CURRENT_LIST_DIR}/stepscope_loader.cc
+  ${CMAKE_CURRENT_LIST_DIR}/recording_losses.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_loader.cc
 )
 target_link_libraries(stepscope_analysis PRIVATE PkgConfig::ZSTD)

@@ -187,6 +187,7 @@ TEST_F(StepscopeLoaderTest, WithoutGpuCapabilityGpusAreCountedFromSamples) {
 TEST_F(StepscopeLoaderTest, StepsSpansInstantsAndCountersGetPhasesAndArgs) {
   WriteManifest("exited");
   {
+    TestStream system(node_, "system", 100, true);  // the launcher's: without it, system data is lost
     TestStream proc(node_, "proc-200-abcd", 200, false);
     ASSERT_TRUE(proc.ok());
     WriteTrainingProcess(proc);
@@ -281,6 +282,7 @@ TEST_F(StepscopeLoaderTest, StepsOverlappingDetailWindowsOrTheirWriterAreDisturb
 TEST_F(StepscopeLoaderTest, DetailOperatorsBecomeCpuAndGpuFunctions) {
   WriteManifest("exited");
   {
+    TestStream system(node_, "system", 100, true);  // the launcher's: without it, system data is lost
     TestStream proc(node_, "proc-200-abcd", 200, false);
     WriteTrainingProcess(proc);
   }
@@ -335,13 +337,14 @@ TEST_F(StepscopeLoaderTest, DetailOperatorsBecomeCpuAndGpuFunctions) {
   EXPECT_EQ(model->events().size(), 11u + 4u);
   // The nameless operator is skipped and said so.
   ASSERT_EQ(model->problems().size(), 1u);
-  EXPECT_NE(model->problems()[0].find("operators-200-0.json.zst': 1 operator events"), std::string::npos)
-      << model->problems()[0];
+  EXPECT_NE(model->problems()[0].sentence.find("operators-200-0.json.zst': 1 operator events"), std::string::npos)
+      << model->problems()[0].sentence;
 }
 
 TEST_F(StepscopeLoaderTest, AnUnreadableDetailDocumentIsAProblemNotAFailure) {
   WriteManifest("exited");
   {
+    TestStream system(node_, "system", 100, true);  // the launcher's: without it, system data is lost
     TestStream proc(node_, "proc-200-abcd", 200, false);
     WriteTrainingProcess(proc);
   }
@@ -351,10 +354,10 @@ TEST_F(StepscopeLoaderTest, AnUnreadableDetailDocumentIsAProblemNotAFailure) {
   ASSERT_TRUE(model.ok()) << model.status().message();
   EXPECT_EQ(model->events().size(), 11u);
   ASSERT_EQ(model->problems().size(), 2u);
-  EXPECT_NE(model->problems()[0].find("operators-200-0.json.zst' is not a zstd file"), std::string::npos)
-      << model->problems()[0];
-  EXPECT_NE(model->problems()[1].find("operators-200-1.json.zst' does not hold a JSON object"), std::string::npos)
-      << model->problems()[1];
+  EXPECT_NE(model->problems()[0].sentence.find("operators-200-0.json.zst' is not a zstd file"), std::string::npos)
+      << model->problems()[0].sentence;
+  EXPECT_NE(model->problems()[1].sentence.find("operators-200-1.json.zst' does not hold a JSON object"), std::string::npos)
+      << model->problems()[1].sentence;
 }
 
 TEST_F(StepscopeLoaderTest, AFinishedRunIsCompleteUpToItsLastTimestamp) {
@@ -472,6 +475,91 @@ TEST_F(StepscopeLoaderTest, ProcessesCarryTheRanksTheirStreamsRecorded) {
   EXPECT_EQ(model->RanksOnNode(0), (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(model->FindProcess(0, 299), nullptr);
   EXPECT_EQ(model->RankOf(0, 299), -1);
+}
+
+std::vector<Problem> ProblemsNamed(const Model& model, std::string_view name) {
+  std::vector<Problem> found;
+  for (const Problem& problem : model.problems()) {
+    if (problem.name == name) found.push_back(problem);
+  }
+  return found;
+}
+
+// Issue 12: a process log the launcher listed and that is gone was a quiet zero.
+TEST_F(StepscopeLoaderTest, AMissingProcessLogIsDataLoss) {
+  WriteManifest("exited", R"("streams":["proc-200-abcd","proc-300-beef","system"])");
+  {
+    TestStream proc(node_, "proc-200-abcd", 200, false);
+    WriteTrainingProcess(proc);
+    TestStream system(node_, "system", 100, true);
+    WriteSystemSamples(system);
+  }
+  auto model = LoadStepscopeRun(job_);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  ASSERT_EQ(model->problems().size(), 1u) << model->problems()[0].sentence;
+  const Problem& missing = model->problems()[0];
+  EXPECT_EQ(missing.name, "missing_process_log");
+  EXPECT_EQ(missing.severity, ProblemSeverity::kDataLoss);
+  EXPECT_EQ(missing.count, 1u);
+  EXPECT_NE(missing.sentence.find("node 'algo-1' has no proc-300-beef.log (process 300)"), std::string::npos)
+      << missing.sentence;
+}
+
+// Issue 12: a node without its system log showed no samples and said nothing.
+TEST_F(StepscopeLoaderTest, AMissingSystemLogIsDataLoss) {
+  WriteManifest("exited");  // no stream list (a launcher that died, or an older one)
+  {
+    TestStream proc(node_, "proc-200-abcd", 200, false);
+    WriteTrainingProcess(proc);
+  }
+  auto model = LoadStepscopeRun(job_);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const auto missing = ProblemsNamed(*model, "missing_system_log");
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].severity, ProblemSeverity::kDataLoss);
+  EXPECT_NE(missing[0].sentence.find("node 'algo-1' has no system.log"), std::string::npos) << missing[0].sentence;
+  EXPECT_EQ(model->problems().size(), 1u);
+
+  // Listed by the launcher too: said once.
+  WriteManifest("exited", R"("streams":["proc-200-abcd","system"])");
+  auto listed = LoadStepscopeRun(job_);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(ProblemsNamed(*listed, "missing_system_log").size(), 1u);
+  EXPECT_EQ(listed->problems().size(), 1u);
+
+  // A launcher that never got to start its sampler lost nothing.
+  WriteManifest("starting");
+  auto starting = LoadStepscopeRun(job_);
+  ASSERT_TRUE(starting.ok());
+  EXPECT_TRUE(starting->problems().empty());
+}
+
+// Issue 12: drops were one number blamed on full buffers whatever their cause.
+TEST_F(StepscopeLoaderTest, DropsAreDataLossProblemsByCause) {
+  WriteManifest("exited");
+  {
+    TestStream proc(node_, "proc-200-abcd", 200, false);
+    WriteTrainingProcess(proc);
+    proc.CountDropped(5, store::RingFile::DropCause::kBuffersFull);
+    proc.CountDropped(3, store::RingFile::DropCause::kWriteFailed);
+    TestStream system(node_, "system", 100, true);
+    WriteSystemSamples(system);
+  }
+  auto model = LoadStepscopeRun(job_);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  ASSERT_EQ(model->problems().size(), 2u);
+  const auto full = ProblemsNamed(*model, "events_dropped_buffers_full");
+  ASSERT_EQ(full.size(), 1u);
+  EXPECT_EQ(full[0].count, 5u);
+  EXPECT_EQ(full[0].severity, ProblemSeverity::kDataLoss);
+  EXPECT_NE(full[0].sentence.find("process 200 on node 'algo-1' dropped 5 events because its buffers were full"),
+            std::string::npos)
+      << full[0].sentence;
+  const auto unwritable = ProblemsNamed(*model, "events_dropped_write_failed");
+  ASSERT_EQ(unwritable.size(), 1u);
+  EXPECT_EQ(unwritable[0].count, 3u);
+  EXPECT_NE(unwritable[0].sentence.find("dropped 3 events because its log could not be written"), std::string::npos)
+      << unwritable[0].sentence;
 }
 
 TEST(StepscopeLoader, ErrorsNameThePath) {

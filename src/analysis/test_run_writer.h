@@ -74,6 +74,8 @@ class TestStream {
   void Sample(uint64_t ticks, const std::string& metric, double value) {
     Add(1, store::RecordKind::kSample, ticks, Id(metric), 0, Bits(value));
   }
+  // Counts dropped records in the ring header, as the recorder's slow path does.
+  void CountDropped(uint64_t records, store::RingFile::DropCause cause) { writer_->ring().CountDropped(records, cause); }
   // Compacts nothing: the ring stays, as after a crash or while the writer lives. Destroying
   // the writer releases its lock (the process "exited").
   void Close() { writer_.reset(); }

@@ -244,6 +244,7 @@ int RunCommand(RunInvocation invocation) {
     }
   }
   SamplerStats sampler_stats = sampler.Stats();
+    manifest["streams"] = *streams;  // readers then call a missing one lost, not absent
   RecordChildEnded(manifest, exit, end_realtime_ns);
   manifest["sampler"] = {{"polls", sampler_stats.polls}, {"missed_polls", sampler_stats.missed_polls},
                          {"final_interval_ns", sampler.interval_ns()},

@@ -142,7 +142,7 @@ class TablesWriter {
   Status WriteRun() {
     STEPSCOPE_RETURN_IF_ERROR(sink_.BeginTable(kSchema[kRunsTable]));
     const bool has_data = model_.first_ns() != 0 || model_.last_ns() != 0;
-    const std::string problems = Dump(model_.problems());
+    const std::string problems = Dump(analysis::ProblemsToJson(model_.problems()));
     STEPSCOPE_RETURN_IF_ERROR(Row({Cell::Int(1), Cell::Text(facts_.run_path), Cell::Text(facts_.job),
                                    Cell::Text(analysis::ModelSourceName(model_.source())),
                                    IntOrNull(model_.first_ns(), has_data), IntOrNull(model_.last_ns(), has_data),

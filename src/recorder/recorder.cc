@@ -52,6 +52,9 @@ struct Session {
   std::condition_variable flusher_wake;
   bool stopping = false;
   bool reported_flush_error = false;
+  // Set while the log cannot be written (disk full): the ring then fills because nothing can
+  // leave it, and drops are counted against that cause, not against the buffers' size.
+  std::atomic<bool> log_write_failing{false};
   std::atomic<uint32_t> sealed_since_flush{0};
 };
 
@@ -104,6 +107,8 @@ std::string StatsJson(Session& session) {
   GetStats(&stats);
   nlohmann::json json = {{"events_recorded", stats.events_recorded},
                          {"events_dropped", stats.events_dropped},
+                         {"events_dropped_write_failed",
+                          session.stream->ring().header()->dropped_write_failed.load(std::memory_order_relaxed)},
                          {"bytes_written", stats.bytes_written},
                          {"blocks_flushed", stats.blocks_flushed}};
   return json.dump();
@@ -111,6 +116,7 @@ std::string StatsJson(Session& session) {
 
 void FlushOnce(Session& session) {
   auto flushed = session.stream->FlushSealed();
+  session.log_write_failing.store(!flushed.ok(), std::memory_order_relaxed);
   if (!flushed.ok() && !session.reported_flush_error) {
     session.reported_flush_error = true;
     std::fprintf(stderr, "stepscope: %s; events stay in the ring until it can be written, then are dropped and counted\n",
@@ -254,14 +260,16 @@ ThreadBuffer* RefillThreadBuffer(uint64_t ticks) {
       session->flusher_wake.notify_one();
     }
   }
+  const auto cause = session->log_write_failing.load(std::memory_order_relaxed) ? store::RingFile::DropCause::kWriteFailed
+                                                                               : store::RingFile::DropCause::kBuffersFull;
   if (ticks < buffer->retry_claim_at_ticks) {
-    ring.CountDropped(1);
+    ring.CountDropped(1, cause);
     buffer->dropped_since_block++;
     return nullptr;
   }
   store::BlockHeader* block = ring.Claim(buffer->tid, buffer->dropped_since_block);
   if (block == nullptr) {
-    ring.CountDropped(1);
+    ring.CountDropped(1, cause);
     buffer->dropped_since_block++;
     buffer->retry_claim_at_ticks = ticks + session->claim_backoff_ticks;
     return nullptr;

@@ -3,7 +3,9 @@
 #include "recorder/recorder.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,6 +240,77 @@ TEST(Recorder, IsANoOpWhenNotStarted) {
     return stats.events_recorded == 0 && Intern("x") == 0 ? 0 : 2;
   });
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// A real disk that fills: a tmpfs of `bytes` mounted at a fresh directory for one test.
+// Mounting needs root (CAP_SYS_ADMIN); elsewhere the test is skipped and says why.
+class SmallDisk {
+ public:
+  SmallDisk(const std::string& tag, size_t bytes) : dir_(FreshDir(tag)) {
+    EXPECT_TRUE(CreateDirectories(dir_).ok());
+    const std::string size = "size=" + std::to_string(bytes);
+    mounted_ = mount("tmpfs", dir_.c_str(), "tmpfs", 0, size.c_str()) == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) umount2(dir_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+  const std::string& dir() const { return dir_; }
+  std::string node_dir() const { return dir_ + "/node"; }
+  // Writes a filler file until the disk refuses more.
+  void Fill() const {
+    const int fd = open((dir_ + "/filler").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    std::string chunk(4096, 'x');
+    while (write(fd, chunk.data(), chunk.size()) > 0) {
+    }
+    close(fd);
+  }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+// Issue 12: drops caused by a disk that filled mid-run were blamed on full buffers.
+TEST(Recorder, DropsWhileTheDiskIsFullAreCountedAsWriteFailures) {
+  SmallDisk disk("full-mid-run", 1024 * 1024);
+  if (!disk.mounted()) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  auto* stats = static_cast<stepscope_stats*>(
+      mmap(nullptr, sizeof(stepscope_stats), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  constexpr int kBefore = 1000, kAfter = 20000;
+  int status = RunInChild([&] {
+    StartOptions options;
+    options.node_dir = disk.node_dir();
+    options.block_bytes = 4096;  // 168 records a block
+    options.block_count = 8;
+    options.flush_interval_ms = 60000;  // flushes happen where this test calls Flush()
+    if (!Start(options).ok()) return 1;
+    uint32_t id = Intern("event");
+    for (int i = 0; i < kBefore; ++i) stepscope_instant(id);
+    Flush();  // all of it reaches the log
+    disk.Fill();
+    // The log's last page still takes a few small frames; flushing after every block, the
+    // first flush that fails marks the log unwritable before the ring can fill.
+    for (int i = 0; i < kAfter; ++i) {
+      stepscope_instant(id);
+      if (i % 200 == 0) Flush();
+    }
+    stepscope_get_stats(stats);
+    Stop();
+    return 0;
+  });
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(stats->events_recorded + stats->events_dropped, static_cast<uint64_t>(kBefore + kAfter));
+  EXPECT_GT(stats->events_dropped, 0u);
+  auto run = store::RunReader::Open(disk.node_dir());  // not compacted: the disk is still full
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  ASSERT_EQ(run->streams().size(), 1u);
+  const store::StreamInfo& stream = run->streams()[0];
+  EXPECT_EQ(stream.dropped_events, stats->events_dropped);
+  EXPECT_EQ(stream.dropped_write_failed, stats->events_dropped);  // every drop came after the failure
+  EXPECT_EQ(CountByName(*run, store::EventKind::kInstant)["event"], static_cast<int>(stats->events_recorded));
+  munmap(stats, sizeof(stepscope_stats));
 }
 
 TEST(Recorder, StartFailsWithAClearMessageForAnUnwritableDirectory) {

@@ -144,8 +144,8 @@ nlohmann::json BuildRunSection(const ReportContext& context, const std::string& 
   // The model's problems include the store's; a problem is listed once.
   nlohmann::json problems = nlohmann::json::array();
   std::set<std::string> seen;
-  for (const std::string& problem : model.problems()) {
-    if (seen.insert(problem).second) problems.push_back(problem);
+  for (const analysis::Problem& problem : model.problems()) {
+    if (seen.insert(problem.sentence).second) problems.push_back(problem.sentence);
   }
   for (const nlohmann::json& problem : store::JsonArray(info, "problems")) {
     if (problem.is_string() && seen.insert(problem.get<std::string>()).second) problems.push_back(problem);

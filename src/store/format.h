@@ -119,9 +119,14 @@ struct RingHeader {
   uint32_t block_count;
   uint64_t stream_id;                   // random; matches the log's
   std::atomic<uint64_t> next_seq;       // next block sequence number
-  std::atomic<uint64_t> dropped_events; // records dropped because no block was free
+  std::atomic<uint64_t> dropped_events; // records dropped because no block was free (all causes)
   std::atomic<uint64_t> records_written;  // records in blocks sealed so far
+  // The part of dropped_events lost while the log could not be written (disk full, I/O
+  // error): sealed blocks then stay in the ring, so the ring fills however fast the flusher
+  // is. Added after version 1 shipped, in space that was zero: older rings read as 0.
+  std::atomic<uint64_t> dropped_write_failed;
 };
+static_assert(sizeof(RingHeader) <= kRingHeaderBytes);
 
 struct LogHeader {
   char magic[8];      // kLogMagic

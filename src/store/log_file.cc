@@ -49,7 +49,7 @@ StatusOr<std::unique_ptr<LogWriter>> LogWriter::Create(const std::string& path, 
 }
 
 StatusOr<std::unique_ptr<LogWriter>> LogWriter::OpenForAppend(const std::string& path) {
-  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);  // never a FIFO's wait
   if (fd < 0) return ErrnoError("open '" + path + "' for appending", errno);
   return std::unique_ptr<LogWriter>(new LogWriter(path, fd));
 }
@@ -91,22 +91,28 @@ StatusOr<LogParseResult> ParseLog(std::string_view bytes) {
   }
   LogHeader header;
   std::memcpy(&header, bytes.data(), sizeof header);
+  // A damaged header (a flipped byte, a bad sector) must not cost the frames behind it: each
+  // frame carries its own marker and checksum, so they are recovered by scanning for frames
+  // from the end of a version-1 header. Only a plausible newer version is refused, since its
+  // frames may mean something else.
+  std::string header_damage;
   if (std::memcmp(header.magic, kLogMagic, sizeof kLogMagic) != 0) {
-    return DataLossError("not a stepscope log (bad magic)");
-  }
-  if (header.version < kOldestReadableFormatVersion || header.version > kFormatVersion) {
+    header_damage = "bad magic";
+  } else if (header.version > kFormatVersion && header.version <= kFormatVersion + kPlausibleNewerVersions) {
     return UnimplementedError("log format version " + std::to_string(header.version) +
                               "; this stepscope reads versions " + std::to_string(kOldestReadableFormatVersion) +
                               " to " + std::to_string(kFormatVersion) + " (upgrade stepscope)");
-  }
-  if (header.header_bytes < sizeof(LogHeader) || header.header_bytes > bytes.size()) {
-    return DataLossError("log header size " + std::to_string(header.header_bytes) + " is invalid");
+  } else if (header.version < kOldestReadableFormatVersion || header.version > kFormatVersion) {
+    header_damage = "version field reads " + std::to_string(header.version);
+  } else if (header.header_bytes != sizeof(LogHeader)) {
+    header_damage = "header size field reads " + std::to_string(header.header_bytes);
   }
   LogParseResult result;
   result.stream_id = header.stream_id;
-  result.version = header.version;
+  result.version = header_damage.empty() ? header.version : kFormatVersion;
+  result.header_damaged = !header_damage.empty();
 
-  size_t pos = header.header_bytes;
+  size_t pos = sizeof(LogHeader);
   size_t skip_start = SIZE_MAX;
   std::string skip_reason;
   auto finish_skip = [&](size_t end) {
@@ -155,6 +161,16 @@ StatusOr<LogParseResult> ParseLog(std::string_view bytes) {
     pos += sizeof frame + frame.payload_bytes;
   }
   finish_skip(pos);
+  if (result.header_damaged && result.frames.empty()) {
+    return DataLossError("not a stepscope log (" + header_damage + ") and no intact frame in it");
+  }
+  if (result.header_damaged) {
+    // Said first: it is the reason the frames below were found by scanning.
+    result.problems.insert(result.problems.begin(),
+                           "the log header is damaged (" + header_damage + "); skipped its " +
+                               std::to_string(sizeof(LogHeader)) + " bytes and recovered " +
+                               std::to_string(result.frames.size()) + " frames whose checksums hold");
+  }
   return result;
 }
 

@@ -57,11 +57,17 @@ struct LogFrame {
 struct LogParseResult {
   uint64_t stream_id = 0;
   uint32_t version = 0;
+  bool header_damaged = false;  // frames were recovered by scanning; problems[0] says why
   std::vector<LogFrame> frames;
   std::vector<std::string> problems;  // "skipped N bytes at offset X: <why>"
 };
 
-// Parses `bytes` (the whole file). Fails only when the file header itself is unusable.
+// Versions above kFormatVersion by at most this much are taken as a newer writer's (refused);
+// any other unreadable version is a damaged header.
+inline constexpr uint32_t kPlausibleNewerVersions = 16;
+
+// Parses `bytes` (the whole file). Fails only when the file is shorter than a header or is a
+// newer format; a damaged header is reported and every intact frame behind it recovered.
 StatusOr<LogParseResult> ParseLog(std::string_view bytes);
 
 }  // namespace stepscope::store

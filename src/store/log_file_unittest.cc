@@ -66,6 +66,29 @@ TEST(ParseLog, NamesBothVersionsWhenTheFileIsTooNew) {
   EXPECT_NE(parsed.status().message().find("version " + std::to_string(future)), std::string::npos);
 }
 
+// Whatever byte of the header is damaged, every frame behind it is recovered, and a damaged
+// magic, version or size field is said first.
+TEST(ParseLog, RecoversEveryFrameBehindADamagedHeaderByte) {
+  const std::string clean = WriteLog(TempPath("header"), {"first", "second", "third"});
+  for (size_t at = 0; at < sizeof(LogHeader); ++at) {
+    std::string bytes = clean;
+    bytes[at] ^= 0xFF;
+    auto parsed = ParseLog(bytes);
+    ASSERT_TRUE(parsed.ok()) << "byte " << at << ": " << parsed.status().message();
+    ASSERT_EQ(parsed->frames.size(), 3u) << "byte " << at;
+    EXPECT_EQ(parsed->frames[2].payload, "third");
+    const bool checked_field = at < 16;  // magic, version, header size; the rest is the stream id
+    EXPECT_EQ(parsed->header_damaged, checked_field) << "byte " << at;
+    if (checked_field) {
+      ASSERT_EQ(parsed->problems.size(), 1u) << "byte " << at;
+      EXPECT_NE(parsed->problems[0].find("the log header is damaged"), std::string::npos) << parsed->problems[0];
+      EXPECT_NE(parsed->problems[0].find("recovered 3 frames whose checksums hold"), std::string::npos) << parsed->problems[0];
+    } else {
+      EXPECT_TRUE(parsed->problems.empty()) << "byte " << at;
+    }
+  }
+}
+
 TEST(ParseLog, RejectsAFileThatIsNotALog) {
   EXPECT_FALSE(ParseLog("hello").ok());
   EXPECT_FALSE(ParseLog(std::string(64, 'x')).ok());

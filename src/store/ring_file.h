@@ -31,8 +31,11 @@ class RingFile {
   BlockHeader* Claim(uint32_t tid, uint64_t dropped_before);
   // Hands a block to the flusher; its owner must not write to it afterwards.
   void Seal(BlockHeader* block);
-  void CountDropped(uint64_t records) {
+  // Why records were dropped: every cause gets its own counter (RingHeader).
+  enum class DropCause { kBuffersFull, kWriteFailed };
+  void CountDropped(uint64_t records, DropCause cause = DropCause::kBuffersFull) {
     header_->dropped_events.fetch_add(records, std::memory_order_relaxed);
+    if (cause == DropCause::kWriteFailed) header_->dropped_write_failed.fetch_add(records, std::memory_order_relaxed);
   }
 
   static RawRecord* Records(BlockHeader* block) { return reinterpret_cast<RawRecord*>(block + 1); }

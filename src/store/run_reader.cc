@@ -328,6 +328,8 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
           case RecordKind::kArgString: {
             EventArg arg;
             arg.type = EventArg::Type::kString;
+    info.dropped_write_failed = contents->dropped_write_failed;
+    info.unwritten = contents->unwritten;
             arg.string_value = name_of(static_cast<uint32_t>(record.value));
             add_arg(arg);
             break;

@@ -64,7 +64,9 @@ struct StreamInfo {
   bool is_system = false; // the node's system sampler
   int64_t pid = -1;
   int64_t ppid = -1;
-  uint64_t dropped_events = 0;
+  uint64_t dropped_events = 0;        // all causes
+  uint64_t dropped_write_failed = 0;  // the part lost while the log was unwritable (disk full)
+  bool unwritten = false;             // StreamContents::unwritten: lost whole, uncounted
   uint64_t log_bytes = 0;
   uint64_t ring_bytes = 0;
   uint64_t block_bytes = 0;    // compressed event/sample blocks

@@ -30,6 +30,7 @@ bool EndsWith(const std::string& s, const char* suffix) {
 struct RingSnapshot {
   std::vector<DecodedBlock> blocks;
   uint64_t dropped_events = 0;
+  uint64_t dropped_write_failed = 0;
   uint64_t bytes = 0;
 };
 
@@ -73,6 +74,8 @@ StatusOr<RingSnapshot> ReadRing(const std::string& path, std::vector<std::string
     return DataLossError("'" + path + "' has an inconsistent block layout");
   }
   // A ring cut short (a partial copy) still holds the blocks before the cut.
+  snapshot.dropped_write_failed =
+      std::min(snapshot.dropped_events, header->dropped_write_failed.load(std::memory_order_relaxed));
   uint64_t blocks_present = (size - kRingHeaderBytes) / header->block_bytes;
   uint32_t block_count = header->block_count;
   if (blocks_present < block_count) {
@@ -177,6 +180,7 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
   const std::string ring_path = stem + kRingSuffix;
   const std::string log_path = stem + kLogSuffix;
   std::vector<BlockCopy> copies;
+      contents.dropped_write_failed = ring->dropped_write_failed;
   RingSnapshot ring_blocks;
 
   if (access(ring_path.c_str(), F_OK) == 0) {
@@ -209,7 +213,9 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
   } else {
     contents.log_bytes = log_bytes->size();
     auto parsed = ParseLog(*log_bytes);
-    if (!parsed.ok()) {
+    if (!parsed.ok() && log_bytes->size() < sizeof(LogHeader) && !contents.has_ring) {
+      contents.unwritten = true;  // said once, as such, by the caller
+    } else if (!parsed.ok()) {
       contents.problems.push_back("'" + log_path + "': " + parsed.status().message());
     } else {
       for (const std::string& problem : parsed->problems) contents.problems.push_back("'" + log_path + "': " + problem);
@@ -244,7 +250,11 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
             contents.meta_json = std::string(frame.payload);
             break;
           case FrameType::kStats:
+    contents.dropped_write_failed =
+        std::max(contents.dropped_write_failed, JsonUint(stats, "events_dropped_write_failed", 0));
             contents.last_stats_json = std::string(frame.payload);
+  contents.dropped_write_failed = std::min(contents.dropped_write_failed, contents.dropped_events);
+  if (contents.meta_json.empty() && copies.empty() && !contents.has_ring) contents.unwritten = true;
             break;
         }
       }
@@ -384,7 +394,9 @@ Status CompactStream(const std::string& directory, const std::string& name) {
     if (!status.ok()) break;
   }
   if (status.ok()) {
-    std::string stats = "{\"events_dropped\":" + std::to_string(ring->dropped_events) + ",\"compacted\":true}";
+    std::string stats = "{\"events_dropped\":" + std::to_string(ring->dropped_events) +
+                        ",\"events_dropped_write_failed\":" + std::to_string(ring->dropped_write_failed) +
+                        ",\"compacted\":true}";
     status = (*log)->Append(FrameType::kStats, stats);
   }
   if (status.ok()) status = (*log)->Sync();

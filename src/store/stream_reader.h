@@ -34,7 +34,11 @@ struct StreamContents {
   // Records of the blocks to come, as their headers say (largest copy per sequence number),
   // known before the first block is handed over: a size hint for callers that preallocate.
   uint64_t block_records = 0;
-  uint64_t dropped_events = 0;  // from the ring header, or the stats once compacted
+  uint64_t dropped_events = 0;  // from the ring header, or the stats once compacted (all causes)
+  uint64_t dropped_write_failed = 0;  // the part of dropped_events lost while the log was unwritable
+  // Neither a description, nor a block, nor a ring: the writer could not write its stream at
+  // all (a full disk when the process started), so whatever that process did is lost uncounted.
+  bool unwritten = false;
   uint64_t log_bytes = 0;
   uint64_t frame_bytes[kMaxFrameType + 1] = {};  // log bytes per FrameType, headers included
   uint64_t ring_bytes = 0;      // 0 once compacted

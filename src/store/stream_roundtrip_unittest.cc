@@ -183,5 +183,39 @@ TEST(RunReaderOpen, ExplainsAMissingOrEmptyDirectory) {
   EXPECT_NE(nothing.status().message().find("no stepscope run"), std::string::npos);
 }
 
+// Issue 12: one flipped byte in a log's header used to discard every frame behind it.
+TEST_F(StreamRoundTrip, AFlippedLogHeaderByteLosesNoFrame) {
+  constexpr int kBlocks = 2000;
+  auto writer = MakeWriter();
+  ASSERT_TRUE(writer->AppendStrings({{1, "forward"}}).ok());
+  for (int b = 0; b < kBlocks; ++b) {
+    BlockHeader* block = writer->ring().Claim(11, 0);
+    ASSERT_NE(block, nullptr);
+    for (int i = 0; i < 8; ++i) Append(block, Rec(i % 2 ? RecordKind::kEnd : RecordKind::kBegin, 8 * b + i, 1));
+    writer->ring().Seal(block);
+    ASSERT_EQ(*writer->FlushSealed(), 1u);
+  }
+  writer.reset();
+  const std::string log = directory_ + "/proc-1.log";
+  std::string bytes = *LocalFileSystem().ReadFile(log);
+  bytes[3] ^= 0x10;  // inside the magic
+  ASSERT_TRUE(WriteFileAtomically(log, bytes).ok());
+
+  auto stream = ReadStream(directory_, "proc-1");
+  ASSERT_TRUE(stream.ok()) << stream.status().message();
+  EXPECT_EQ(stream->blocks.size(), static_cast<size_t>(kBlocks));
+  EXPECT_EQ(stream->strings.at(1), "forward");
+  EXPECT_NE(stream->meta_json.find("4242"), std::string::npos);
+  ASSERT_EQ(stream->problems.size(), 1u);
+  EXPECT_NE(stream->problems[0].find("the log header is damaged (bad magic); skipped its 32 bytes and recovered " +
+                                     std::to_string(kBlocks + 3) + " frames"),
+            std::string::npos)
+      << stream->problems[0];
+
+  auto run = RunReader::Open(directory_);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->events().size(), static_cast<size_t>(kBlocks * 4));
+}
+
 }  // namespace
 }  // namespace stepscope::store

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "export/output_file.h"
+#include "export/utf8_repair.h"
 
 namespace stepscope::exporting {
 namespace {
@@ -69,12 +70,50 @@ class CsvTableSink final : public TableSink {
 
 }  // namespace
 
+bool IsPlainNumber(std::string_view text) {
+  size_t i = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  const auto digits = [&] {
+    const size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i - start;
+  };
+  size_t mantissa_digits = digits();
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    mantissa_digits += digits();
+  }
+  if (mantissa_digits == 0) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == text.size();
+}
+
+bool IsFormulaLike(std::string_view field) {
+  if (field.empty()) return false;
+  switch (field.front()) {
+    case '=': case '+': case '-': case '@': case '\t': case '\r': return !IsPlainNumber(field);
+    default: return false;
+  }
+}
+
 void AppendCsvField(std::string_view field, std::string& line) {
+  std::string repaired;
+  if (!IsValidUtf8(field)) {
+    repaired = ReplaceInvalidUtf8(field);
+    field = repaired;
+  }
+  const bool neutralise = IsFormulaLike(field);
   if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+    if (neutralise) line += '\'';
     line.append(field);
     return;
   }
   line += '"';
+  if (neutralise) line += '\'';
   for (char c : field) {
     if (c == '"') line += '"';
     line += c;

@@ -20,18 +20,80 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
+// One field as AppendCsvField writes it.
+std::string field(std::string_view text) {
+  std::string line;
+  AppendCsvField(text, line);
+  return line;
+}
+
 TEST(CsvFieldTest, QuotesOnlyWhatRfc4180Requires) {
-  auto field = [](std::string_view text) {
-    std::string line;
-    AppendCsvField(text, line);
-    return line;
-  };
   EXPECT_EQ(field("plain"), "plain");
   EXPECT_EQ(field(""), "");
   EXPECT_EQ(field("a,b"), "\"a,b\"");
   EXPECT_EQ(field("say \"hi\""), "\"say \"\"hi\"\"\"");
   EXPECT_EQ(field("two\nlines"), "\"two\nlines\"");
   EXPECT_EQ(field("cr\r"), "\"cr\r\"");
+}
+
+TEST(CsvFieldTest, FormulaLikeTextStartsWithAQuoteButNumbersStayNumbers) {
+  // OWASP "CSV injection": what a spreadsheet would evaluate.
+  EXPECT_EQ(field("=HYPERLINK(\"http://x\")"), "\"'=HYPERLINK(\"\"http://x\"\")\"");
+  EXPECT_EQ(field("=1+2"), "'=1+2");
+  EXPECT_EQ(field("+cmd|' /C calc'!A0"), "'+cmd|' /C calc'!A0");
+  EXPECT_EQ(field("-2+3"), "'-2+3");
+  EXPECT_EQ(field("@SUM(A1:A2)"), "'@SUM(A1:A2)");
+  EXPECT_EQ(field("\t=1"), "'\t=1");
+  EXPECT_EQ(field("\r=1"), "\"'\r=1\"");
+  EXPECT_EQ(field("-"), "'-");
+  EXPECT_EQ(field("-inf"), "'-inf");
+  EXPECT_EQ(field("=a,b"), "\"'=a,b\"");
+  // Plain numbers are data, not formulas.
+  EXPECT_EQ(field("-12"), "-12");
+  EXPECT_EQ(field("+3.5e-2"), "+3.5e-2");
+  EXPECT_EQ(field("-.5"), "-.5");
+  EXPECT_EQ(field("-1E+09"), "-1E+09");
+  // Only the first character matters; text that merely contains one is left alone.
+  EXPECT_EQ(field("a=b"), "a=b");
+  EXPECT_EQ(field("aten::add_"), "aten::add_");
+}
+
+TEST(CsvFieldTest, InvalidUtf8BecomesReplacementCharacters) {
+  EXPECT_EQ(field("bad\xFF\xFEname"), "bad\xEF\xBF\xBD\xEF\xBF\xBDname");
+  EXPECT_EQ(field("cut\xE2\x82"), "cut\xEF\xBF\xBD");
+  EXPECT_EQ(field("caf\xC3\xA9"), "caf\xC3\xA9");
+  // Repaired first, then quoted and neutralised like any other text.
+  EXPECT_EQ(field("=\xC0,x"), "\"'=\xEF\xBF\xBD,x\"");
+}
+
+TEST(CsvFieldTest, PlainNumbersAreSignDigitsPointAndExponentOnly) {
+  for (const char* yes : {"0", "-0", "+1", "12.", ".5", "1e5", "1.5E-3", "-7e+2"}) EXPECT_TRUE(IsPlainNumber(yes)) << yes;
+  for (const char* no : {"", "-", "+", ".", "e5", "1e", "1e+", "--1", "1-2", "0x10", "-inf", "nan", " 1", "1 "}) {
+    EXPECT_FALSE(IsPlainNumber(no)) << no;
+  }
+}
+
+TEST(CsvExportTest, HostileNamesAreNeutralisedInTheWrittenTables) {
+  const std::string dir = ::testing::TempDir() + "/csv-hostile-" + std::to_string(::getpid()) + "/csv";
+  std::filesystem::remove_all(dir);
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  analysis::NodeFacts node;
+  node.name = "=cmd|' /C calc'!A0";
+  builder.AddNode(node);
+  analysis::FrameworkEvent event;
+  event.start_ns = testing::kT0;
+  event.end_ns = testing::kT0 + 10;
+  event.name = builder.Intern("@evil\xFF");
+  event.phase = builder.Intern("-1");
+  builder.AddEvent(event);
+  auto counts = ExportCsv(std::move(builder).Finish(), ExportRunFacts{}, dir);
+  ASSERT_TRUE(counts.ok()) << counts.status().message();
+  const std::string nodes = ReadFile(dir + "/nodes.csv");
+  EXPECT_NE(nodes.find("\r\n0,'=cmd|' /C calc'!A0,"), std::string::npos) << nodes;
+  const std::string strings = ReadFile(dir + "/strings.csv");
+  EXPECT_NE(strings.find(",'@evil\xEF\xBF\xBD\r\n"), std::string::npos) << strings;
+  EXPECT_NE(strings.find(",-1\r\n"), std::string::npos) << strings;
+  EXPECT_EQ(strings.find('\xFF'), std::string::npos) << strings;
 }
 
 TEST(CsvExportTest, OneFilePerTableWithHeaderAndExactRows) {

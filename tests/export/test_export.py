@@ -5,6 +5,7 @@ import csv
 import json
 import os
 import subprocess
+import sys
 from decimal import Decimal
 
 import pytest
@@ -226,3 +227,31 @@ def test_an_unknown_format_is_a_usage_error(stepscope, recorded_run):
     result = stepscope("export", run_dir, "--format", "parquet")
     assert result.returncode == 2
     assert "parquet" in result.stderr or "format" in result.stderr
+
+
+# Span names a spreadsheet would run as formulas (OWASP's CSV injection), and two that are data.
+HOSTILE_NAMES = ['=HYPERLINK("http://example.invalid","x")', "+cmd|' /C calc'!A0", "@SUM(A1:A9)", "-2+3",
+                 "\tTAB=1", "=a,b\r\nnext", "-12", "+3.5e-2"]
+
+
+def test_csv_of_hostile_names_parses_and_never_starts_a_formula(stepscope, tmp_path):
+    script = "import stepscope\nfor name in %r:\n    with stepscope.annotate(name):\n        pass\n" % HOSTILE_NAMES
+    result = stepscope("run", "--out", tmp_path, "--job", "hostile", "--node", "n1", "--no-detail", "--",
+                       sys.executable, "-c", script)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "csv"
+    result = stepscope("export", tmp_path / "hostile", "--format", "csv", "-o", out)
+    assert result.returncode == 0, result.stderr
+    for table in os.listdir(out):
+        # Strict UTF-8 and RFC 4180 as Python reads them; no cell may start a formula.
+        with open(out / table, newline="", encoding="utf-8", errors="strict") as f:
+            rows = list(csv.reader(f, strict=True))
+        assert rows, table
+        for row in rows:
+            for cell in row:
+                if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                    assert cell in ("-12", "+3.5e-2"), (table, cell)
+    with open(out / "strings.csv", newline="", encoding="utf-8") as f:
+        names = {row[1] for row in csv.reader(f)}
+    for name in HOSTILE_NAMES:
+        assert (name if name in ("-12", "+3.5e-2") else "'" + name) in names, name

@@ -20,6 +20,42 @@
 namespace stepscope::cli {
 namespace {
 
+// nlohmann's document builder that keeps what the parser says and where it stopped; the plain
+// non-throwing parse only says that the text is malformed.
+class LocatingJsonParser : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+ public:
+  explicit LocatingJsonParser(nlohmann::json& result) : json_sax_dom_parser(result, /*allow_exceptions_=*/false) {}
+  bool parse_error(std::size_t position, const std::string& last_token, const nlohmann::detail::exception& error) {
+    // "[json.exception.parse_error.101] parse error at line 4, column 0: syntax error ..." -> "syntax error ..."
+    std::string_view message = error.what();
+    if (size_t at = message.find("parse error"); at != std::string_view::npos) {
+      if (size_t colon = message.find(": ", at); colon != std::string_view::npos) message.remove_prefix(colon + 2);
+    }
+    description_ = message;
+    position_ = position;
+    return json_sax_dom_parser::parse_error(position, last_token, error);
+  }
+  const std::string& description() const { return description_; }
+  size_t position() const { return position_; }
+
+ private:
+  std::string description_;
+  size_t position_ = 0;
+};
+
+// "line 3, column 14" (1-based) of the last character the parser read before `position`,
+// whitespace aside: nlohmann's own position counts the newline that ended a bad literal, so it
+// names the start of the next line instead of the mistake.
+std::string LineAndColumn(std::string_view text, size_t position) {
+  size_t end = std::min(position, text.size());
+  while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  const size_t at = end == 0 ? 0 : end - 1;
+  const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + at, '\n'));
+  const size_t newline = at == 0 ? std::string_view::npos : text.rfind('\n', at - 1);
+  const size_t column = newline == std::string_view::npos ? at + 1 : at - newline;
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
 std::string KnownKeys() {
   std::string keys;
   for (const std::string& key : RunConfigKeys()) keys += (keys.empty() ? "" : ", ") + key;
@@ -243,18 +279,29 @@ Status ApplyRunConfigFile(RunConfig& config, const std::string& path) {
   LocalFileSystem fs;
   auto text = fs.ReadFile(path);
   if (!text.ok()) return InvalidArgumentError("config file: " + text.status().message());
+  return ApplyRunConfigText(config, *text, path);
+}
+
+Status ApplyRunConfigText(RunConfig& config, std::string_view text, const std::string& path) {
   auto ends_with = [&](const char* suffix) {
     size_t n = std::strlen(suffix);
     return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
   };
   nlohmann::json table;
   if (ends_with(".json")) {
-    table = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (table.is_discarded() || !table.is_object()) {
-      return InvalidArgumentError("config file '" + path + "' is not a JSON object; see docs/user-guide.md");
+    LocatingJsonParser parser(table);
+    if (!nlohmann::json::sax_parse(text, &parser)) {
+      return InvalidArgumentError("config file '" + path + "' is not valid JSON at " +
+                                  LineAndColumn(text, parser.position()) + ": " + parser.description() +
+                                  "; fix it there (docs/user-guide.md lists the settings)");
+    }
+    if (!table.is_object()) {
+      return InvalidArgumentError("config file '" + path + "' is not a JSON object (it holds " +
+                                  (table.is_array() ? "an " : "a ") + table.type_name() +
+                                  "); write an object of settings, see docs/user-guide.md");
     }
   } else if (ends_with(".toml")) {
-    toml::parse_result parsed = toml::parse(*text, path);
+    toml::parse_result parsed = toml::parse(text, path);
     if (!parsed) {
       const auto& error = parsed.error();
       std::ostringstream message;

@@ -29,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -96,6 +97,8 @@ Status ValidateRunConfigRules(const RunConfig& config, const std::string& origin
 // Applies a TOML (.toml) or JSON (.json) file: a table of the keys above, `detail` an array of
 // tables ([[detail]] in TOML).
 Status ApplyRunConfigFile(RunConfig& config, const std::string& path);
+// The same for the file's text (fuzzers, tests); `path` names it and its suffix picks the format.
+Status ApplyRunConfigText(RunConfig& config, std::string_view text, const std::string& path);
 
 // Applies the STEPSCOPE_<KEY> variables that are set.
 Status ApplyRunConfigEnvironment(RunConfig& config, char** environ);

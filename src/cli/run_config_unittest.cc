@@ -83,6 +83,25 @@ TEST(RunConfig, RejectsBadInputWithOneLineNamingTheProblem) {
   EXPECT_FALSE(ApplyRunConfigFile(config, "/nonexistent/stepscope.toml").ok());
 }
 
+TEST(RunConfig, MalformedJsonSaysWhereWithLineAndColumn) {
+  RunConfig config;
+  const std::string path = WriteTemp("malformed.json", "{\n  \"interval\": \"1s\",\n  \"torch\": tru\n}\n");
+  Status status = ApplyRunConfigFile(config, path);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "config file '" + path + "' is not valid JSON at line 3, column 14: syntax error while parsing value - "
+            "invalid literal; last read: '\"torch\": tru<U+000A>'; fix it there (docs/user-guide.md lists the "
+            "settings)");
+  // A trailing comma, the usual slip when a line is deleted: the position of the closing brace.
+  status = ApplyRunConfigFile(config, WriteTemp("comma.json", "{\"interval\": \"1s\",\n}"));
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("not valid JSON at line 2, column 1: "), std::string::npos) << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+  status = ApplyRunConfigFile(config, WriteTemp("empty.json", ""));
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("line 1, column 1"), std::string::npos) << status.message();
+}
+
 TEST(RunConfig, AcceptsTheIntervalBounds) {
   RunConfig config;
   EXPECT_TRUE(SetRunConfigValue(config, "interval", "10ms", ConfigSource::kFlag, "--interval").ok());

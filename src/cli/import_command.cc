@@ -1,5 +1,6 @@
 #include "cli/import_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -47,6 +48,32 @@ std::string Absolute(const std::string& path) {
   std::error_code error;
   std::filesystem::path absolute = std::filesystem::absolute(path, error);
   return error ? path : absolute.lexically_normal().string();
+}
+
+// The files under <root>/system and <root>/framework, relative to `root`, sorted, except the
+// job-end markers (which hold no data): what an import that recognised nothing skipped.
+std::vector<std::string> SkippedSageMakerFiles(const std::string& root) {
+  std::vector<std::string> skipped;
+  for (const char* part : {"system", "framework"}) {
+    std::error_code error;
+    const std::filesystem::path dir = std::filesystem::path(root) / part;
+    if (!std::filesystem::is_directory(dir, error)) continue;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, error);
+         !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+      if (!it->is_regular_file(error) || it->path().filename() == "training_job_end.ts") continue;
+      skipped.push_back(it->path().lexically_relative(root).string());
+    }
+  }
+  std::sort(skipped.begin(), skipped.end());
+  return skipped;
+}
+
+// "a, b, c and 4 more": a one-line list that stays short for folders of thousands of files.
+std::string ListSome(const std::vector<std::string>& names, size_t shown = 5) {
+  std::string text;
+  for (size_t i = 0; i < names.size() && i < shown; ++i) text += (i > 0 ? ", " : "") + names[i];
+  if (names.size() > shown) text += " and " + std::to_string(names.size() - shown) + " more";
+  return text;
 }
 
 }  // namespace
@@ -103,8 +130,18 @@ int ImportCommand(const ImportInvocation& invocation) {
                    invocation.inputs.size());
       return kExitUsage;
     }
-    model = analysis::ImportSageMaker(invocation.inputs[0]);
+    analysis::SageMakerImportStats stats;
+    model = analysis::ImportSageMaker(invocation.inputs[0], &stats);
     source_hint = "check that it is the job's profiler-output directory";
+    if (model.ok() && stats.system_files + stats.pevents_files + stats.tf_trace_files == 0) {
+      // An empty run would look like a successful import of a job that did nothing.
+      const std::vector<std::string> skipped = SkippedSageMakerFiles(invocation.inputs[0]);
+      return Fail("'" + invocation.inputs[0] + "' holds no SageMaker profiler file (" +
+                  (skipped.empty() ? std::string("system/ and framework/ hold no files")
+                                   : "skipped " + std::to_string(skipped.size()) + " unrecognised: " + ListSome(skipped)) +
+                  "); system files are system/**/<10 digits>.algo-<N>.json, framework files "
+                  "framework/pevents/**/<time>_<node>_<timeline>.json or framework/**/*.trace.json.gz; " + source_hint);
+    }
   } else if (invocation.format == "kineto") {
     model = analysis::ImportKineto(invocation.inputs);
     source_hint = "check that the files are PyTorch profiler traces (*.pt.trace.json[.gz])";

@@ -78,8 +78,7 @@ nlohmann::json KindSummary(const std::string& kind, const nlohmann::json& doc) {
 }  // namespace
 
 StatusOr<std::string> ReadZstdFile(const std::string& path) {
-  LocalFileSystem fs;
-  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, fs.ReadFile(path));
+  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, ReadRegularFile(path, Symlinks::kRefuse));
   std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
   if (stream == nullptr) return InternalError("zstd cannot allocate a decompression stream");
   std::string out;
@@ -331,7 +330,24 @@ int PyprofCommand(const PyprofOptions& options) {
     std::fprintf(stderr, "stepscope pyprof: %s\n", run.status().message().c_str());
     return 1;
   }
-  nlohmann::json tables = BuildPyprofTables(ListDetailWindows(run->nodes()), options);
+  const std::vector<DetailWindowFile> windows = ListDetailWindows(run->nodes());
+  nlohmann::json tables = BuildPyprofTables(windows, options);
+  // A profile that was captured but cannot be read is named as such: "holds no Python profile"
+  // would send the user looking for a capture that happened.
+  size_t corrupt = 0;
+  for (const DetailWindowFile& window : windows) {
+    if (window.kind != "python" || window.error.empty()) continue;
+    std::fprintf(stderr, "stepscope pyprof: Python profile '%s' is corrupt and was skipped: %s\n", window.file.c_str(),
+                 window.error.c_str());
+    ++corrupt;
+  }
+  if (tables.empty() && corrupt > 0) {
+    std::fprintf(stderr,
+                 "stepscope pyprof: '%s' holds no readable Python profile; the %zu above could not be read "
+                 "(copy the run again, or capture new python windows)\n",
+                 options.run.c_str(), corrupt);
+    return 1;
+  }
   if (tables.empty()) {
     std::fprintf(stderr,
                  "stepscope pyprof: '%s' holds no Python profile; python detail windows write "

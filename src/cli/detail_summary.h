@@ -70,7 +70,8 @@ nlohmann::json BuildPyprofTables(const std::vector<DetailWindowFile>& windows, c
 std::string FormatPyprofTables(const nlohmann::json& tables);
 
 // `stepscope pyprof RUN [--top N] [--sort self|cumulative] [--json]`; returns the exit code
-// (1 when the run cannot be read or holds no Python profile).
+// (1 when the run cannot be read or holds no readable Python profile). Every python window file
+// that cannot be read is named on stderr as corrupt.
 int PyprofCommand(const PyprofOptions& options);
 
 }  // namespace stepscope::cli

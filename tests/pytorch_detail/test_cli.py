@@ -77,6 +77,22 @@ def test_pyprof_without_python_windows_fails_with_one_line(cli, stepscope, tmp_p
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
 
 
+def test_pyprof_names_a_corrupt_profile_instead_of_saying_none_was_captured(cli, stepscope, tmp_path):
+    result = stepscope("run", "--out", tmp_path, "--job", "plain", "--node", "n", "--no-detail", "--", PYTHON,
+                       "-c", "pass")
+    assert result.returncode == 0, result.stderr
+    detail = tmp_path / "plain" / "n" / "detail"
+    detail.mkdir()
+    (detail / "python-4242-0.json.zst").write_bytes(b"not zstd at all")
+    result = stepscope("pyprof", tmp_path / "plain")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"stepscope pyprof: Python profile 'n/detail/python-4242-0.json.zst' is corrupt and was skipped: "
+        f"'{detail / 'python-4242-0.json.zst'}' is not a zstd file: Unknown frame descriptor",
+        f"stepscope pyprof: '{tmp_path / 'plain'}' holds no readable Python profile; the 1 above could not be read "
+        "(copy the run again, or capture new python windows)"]
+
+
 def test_info_json_lists_every_window_file(default_run, stepscope):
     result = stepscope("info", default_run.dir, "--json")
     assert result.returncode == 0, result.stderr

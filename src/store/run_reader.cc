@@ -9,32 +9,18 @@
 
 #include "base/file_system.h"
 #include "store/json_fields.h"
+#include "store/run_directory.h"
 #include "store/stream_reader.h"
 
 namespace stepscope::store {
 namespace {
 
-constexpr const char* kManifestFileName = "manifest.json";
 constexpr int64_t kDeferredStep = -2;   // STEPSCOPE_DEFERRED_STEP
 constexpr int64_t kCancelledStep = -3;  // STEPSCOPE_CANCELLED_STEP
 
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool LooksLikeNode(const std::string& directory) {
-  LocalFileSystem fs;
-  if (access((directory + "/" + kManifestFileName).c_str(), F_OK) == 0) return true;
-  auto streams = ListStreams(directory);
-  return streams.ok() && !streams->empty();
-}
-
-std::string BaseName(const std::string& path) {
-  std::string trimmed = path;
-  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
-  size_t slash = trimmed.rfind('/');
-  return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
 }
 
 // Offset from CLOCK_MONOTONIC to the Unix epoch, from an object {monotonic_ns, realtime_ns}.
@@ -94,26 +80,24 @@ StatusOr<RunReader> RunReader::Open(const std::string& path) { return Open(path,
 
 StatusOr<RunReader> RunReader::Open(const std::string& path, RunSampleSink* samples) {
   if (!IsDirectory(path)) {
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0) {
+      // A file in a run (manifest.json, a stream, model.stepscope) is a common slip: say what
+      // it is and which directory to pass instead of claiming that nothing is there.
+      const size_t slash = path.find_last_of('/');
+      const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+      return InvalidArgumentError("'" + path + "' is a " + (S_ISREG(st.st_mode) ? "file" : "special file") +
+                                  ", not a run directory; pass the directory that holds the run ('" + parent +
+                                  "' if the file is in one), as `stepscope run` printed it");
+    }
     return NotFoundError("run directory '" + path + "' does not exist; pass the directory that `stepscope run` printed");
   }
   RunReader reader;
   reader.InternName("");
-  if (LooksLikeNode(path)) {
-    STEPSCOPE_RETURN_IF_ERROR(reader.LoadNode(BaseName(path), path, samples));
-  } else {
-    LocalFileSystem fs;
-    STEPSCOPE_ASSIGN_OR_RETURN(auto entries, fs.ListDirectory(path));
-    std::sort(entries.begin(), entries.end());
-    for (const std::string& entry : entries) {
-      std::string directory = path + "/" + entry;
-      if (IsDirectory(directory) && LooksLikeNode(directory)) {
-        STEPSCOPE_RETURN_IF_ERROR(reader.LoadNode(entry, directory, samples));
-      }
-    }
-  }
-  if (reader.nodes_.empty()) {
-    return NotFoundError("'" + path + "' holds no stepscope run (no node directory with a manifest.json or stream files)");
-  }
+  // Refuses what is not a run (a random manifest.json, garbage logs) with one line.
+  STEPSCOPE_ASSIGN_OR_RETURN(RunNodes run, FindRunNodes(path));
+  reader.problems_ = std::move(run.problems);
+  for (const RunNode& node : run.nodes) STEPSCOPE_RETURN_IF_ERROR(reader.LoadNode(node.name, node.path, samples));
   std::stable_sort(reader.events_.begin(), reader.events_.end(),
                    [](const Event& a, const Event& b) { return a.start_ns < b.start_ns; });
   return reader;
@@ -122,8 +106,7 @@ StatusOr<RunReader> RunReader::Open(const std::string& path, RunSampleSink* samp
 Status RunReader::LoadNode(const std::string& node_name, const std::string& directory, RunSampleSink* samples) {
   NodeInfo node{node_name, directory, ""};
   std::optional<int64_t> node_offset;
-  LocalFileSystem fs;
-  auto manifest = fs.ReadFile(directory + "/" + kManifestFileName);
+  auto manifest = ReadRegularFile(directory + "/" + kManifestFileName, Symlinks::kRefuse, kMaxManifestBytes);
   if (manifest.ok()) {
     node.manifest_json = *manifest;
     auto parsed = nlohmann::json::parse(*manifest, nullptr, false);
@@ -328,8 +311,6 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
           case RecordKind::kArgString: {
             EventArg arg;
             arg.type = EventArg::Type::kString;
-    info.dropped_write_failed = contents->dropped_write_failed;
-    info.unwritten = contents->unwritten;
             arg.string_value = name_of(static_cast<uint32_t>(record.value));
             add_arg(arg);
             break;
@@ -347,6 +328,8 @@ Status RunReader::LoadNode(const std::string& node_name, const std::string& dire
     for (const std::string& problem : contents->problems) problems_.push_back(problem);
     for (std::string& problem : setup_problems) problems_.push_back(std::move(problem));
     info.dropped_events = contents->dropped_events;
+    info.dropped_write_failed = contents->dropped_write_failed;
+    info.unwritten = contents->unwritten;
     info.log_bytes = contents->log_bytes;
     info.ring_bytes = contents->ring_bytes;
     info.block_bytes = contents->frame_bytes[static_cast<size_t>(FrameType::kBlock)];

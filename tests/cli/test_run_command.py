@@ -161,6 +161,19 @@ def test_info_on_a_missing_run_says_what_to_pass(run_stepscope, tmp_path):
     assert "stepscope run" in result.stderr
 
 
+def test_info_on_a_file_says_it_is_a_file_and_which_directory_to_pass(run_stepscope, tmp_path):
+    result = run_stepscope("run", "--out", str(tmp_path), "--job", "j", "--node", "n", "--no-detail", "--",
+                           sys.executable, "-c", "pass")
+    assert result.returncode == 0, result.stderr
+    manifest = tmp_path / "j" / "n" / "manifest.json"
+    result = run_stepscope("info", str(manifest))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"stepscope info: '{manifest}' is a file, not a run directory; pass the directory that "
+                             f"holds the run ('{tmp_path / 'j' / 'n'}' if the file is in one), as `stepscope run` "
+                             "printed it\n")
+    assert run_stepscope("info", str(manifest.parent)).returncode == 0
+
+
 def test_nodes_of_one_job_write_their_own_directories(run_stepscope, info, tmp_path):
     for node in ("algo-1", "algo-2"):
         result = run_stepscope("run", "--out", str(tmp_path), "--job", "multi", "--node", node,

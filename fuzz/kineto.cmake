@@ -3,14 +3,20 @@
 # still gzip) and tests/data/kineto;
 # `ninja kineto_fuzz_seeds` writes them to <build>/fuzz/corpus/kineto. Dictionary:
 # fuzz/kineto.dict. How to run: docs/importers.md, "PyTorch profiler traces".
-add_executable(kineto_importer_fuzzer ${CMAKE_CURRENT_SOURCE_DIR}/kineto_importer_fuzzer.cc)
-target_link_libraries(kineto_importer_fuzzer PRIVATE stepscope::analysis)
-target_link_options(kineto_importer_fuzzer PRIVATE -fsanitize=fuzzer)
+# The replay tests read the fixtures as they are (the importer takes gzip too).
+set(_kineto_replay_seeds ${STEPSCOPE_FIXTURES_DIR}/kineto/triton_example_triton_example.json.gz
+    ${STEPSCOPE_FIXTURES_DIR}/kineto/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz
+    ${PROJECT_SOURCE_DIR}/tests/data/kineto/legacy_torch113.json
+    ${PROJECT_SOURCE_DIR}/tests/data/kineto/torch2_cpu_mlp.pt.trace.json.gz)
+stepscope_add_fuzzer(kineto_importer_fuzzer SOURCES kineto_importer_fuzzer.cc LIBS stepscope::analysis
+  SEEDS ${_kineto_replay_seeds})
 
 # The converter of operators detail windows' traces (kineto_window_converter.h): same seeds.
-add_executable(kineto_window_fuzzer ${CMAKE_CURRENT_SOURCE_DIR}/kineto_window_fuzzer.cc)
-target_link_libraries(kineto_window_fuzzer PRIVATE stepscope::analysis)
-target_link_options(kineto_window_fuzzer PRIVATE -fsanitize=fuzzer)
+stepscope_add_fuzzer(kineto_window_fuzzer SOURCES kineto_window_fuzzer.cc LIBS stepscope::analysis
+  SEEDS ${_kineto_replay_seeds})
+if(NOT STEPSCOPE_BUILD_FUZZERS)
+  return()
+endif()
 
 set(_kineto_fixtures ${STEPSCOPE_FIXTURES_DIR}/kineto)
 set(_kineto_seed_dir ${CMAKE_CURRENT_BINARY_DIR}/corpus/kineto)

@@ -51,9 +51,10 @@ void CheckModel(const Model& model) {
     FUZZ_CHECK(model.String(model.events()[index].phase).starts_with("Step:ModeKeys."));
     FUZZ_CHECK(model.events()[index].step >= 0);
   }
-  for (const std::string& problem : model.problems()) {
-    FUZZ_CHECK(problem.find(kName) != std::string::npos);
-    FUZZ_CHECK(problem.find('\n') == std::string::npos);
+  for (const Problem& problem : model.problems()) {
+    FUZZ_CHECK(!problem.name.empty() && problem.count > 0);
+    FUZZ_CHECK(problem.sentence.find(kName) != std::string::npos);
+    FUZZ_CHECK(problem.sentence.find('\n') == std::string::npos);
   }
 }
 

@@ -1,6 +1,7 @@
-// Writes the seed corpora of the store fuzzers from a small stream made with the real writer:
+// Writes the seed corpora of the store fuzzers from a small stream made with the real writer,
+// and the model-file fuzzer's from a small model saved by the real encoder:
 //
-//   make_fuzz_seeds OUT_DIR     ->  OUT_DIR/store_log/*  and  OUT_DIR/store_stream/*
+//   make_fuzz_seeds OUT_DIR     ->  OUT_DIR/store_log/*, OUT_DIR/store_stream/*, OUT_DIR/model_file/*
 //
 // The stream has every record kind, string/clock/meta/stats frames, a block flushed to the log,
 // a sealed block left in the ring, and an open block that is both snapshotted in the log and
@@ -17,7 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/model_file.h"
+#include "export/export_test_model.h"
 #include "fuzz_inputs.h"
+#include "model_file_input.h"
 #include "store/block_codec.h"
 #include "store/log_file.h"
 #include "store/stream_writer.h"
@@ -174,6 +178,21 @@ int Run(const std::string& out_dir) {
   return ok ? 0 : 1;
 }
 
+// The export tests' model (two nodes, nested spans, an instant, a flow, args, series with a
+// NaN) as a raw file, as a built input, and cut short.
+int WriteModelFileSeeds(const std::string& out_dir) {
+  const std::string dir = out_dir + "/model_file";
+  mkdir(out_dir.c_str(), 0755);
+  mkdir(dir.c_str(), 0755);
+  const std::string file = analysis::EncodeModelFile(exporting::testing::MakeExportTestModel());
+  bool ok = WriteAll(dir + "/raw", std::string(1, static_cast<char>(kRawModelFile)) + file);
+  ok &= WriteAll(dir + "/raw-cut", std::string(1, static_cast<char>(kRawModelFile)) + file.substr(0, file.size() / 2));
+  const std::string built = BuiltModelInput(file);
+  ok &= !built.empty() && WriteAll(dir + "/built", built);
+  if (!ok) std::fprintf(stderr, "make_fuzz_seeds: could not write the model-file seeds under %s\n", dir.c_str());
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 }  // namespace stepscope::fuzz
 
@@ -182,5 +201,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: make_fuzz_seeds OUT_DIR\n");
     return 2;
   }
-  return stepscope::fuzz::Run(argv[1]);
+  const int store = stepscope::fuzz::Run(argv[1]);
+  const int model_file = stepscope::fuzz::WriteModelFileSeeds(argv[1]);
+  return store != 0 ? store : model_file;
 }

@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "fuzz_inputs.h"
+#include "fuzz_scratch.h"
 #include "store/run_reader.h"
 #include "store/stream_reader.h"
 
@@ -33,18 +34,6 @@ namespace {
 constexpr const char* kStream = "proc-1-fuzz";
 
 std::string* g_dir = nullptr;
-
-void WriteFile(const std::string& path, std::string_view bytes) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) std::abort();
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) std::abort();
-    done += static_cast<size_t>(n);
-  }
-  close(fd);
-}
 
 std::string Path(const char* suffix) { return *g_dir + "/" + kStream + suffix; }
 
@@ -92,11 +81,8 @@ void CheckRun() {
 }  // namespace stepscope::fuzz
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  // tmpfs when there is one: every input is written to files.
-  const char* base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-  std::string pattern = std::string(base) + "/stepscope-stream-fuzz-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) std::abort();
-  stepscope::fuzz::g_dir = new std::string(pattern);
+  // Every input is written to files.
+  stepscope::fuzz::g_dir = new std::string(stepscope::fuzz::MakeScratchDirOrAbort("stream"));
   return 0;
 }
 
@@ -112,9 +98,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   unlink(Path(store::kLogSuffix).c_str());
   unlink(Path(store::kRingSuffix).c_str());
   unlink((*g_dir + "/manifest.json").c_str());
-  if (flags & kHasLog) WriteFile(Path(store::kLogSuffix), flags & kBuiltLog ? std::string_view(BuildLog(log)) : log);
-  if (flags & kHasRing) WriteFile(Path(store::kRingSuffix), flags & kBuiltRing ? std::string_view(BuildRing(ring)) : ring);
-  if (flags & kHasManifest) WriteFile(*g_dir + "/manifest.json", manifest);
+  if (flags & kHasLog) WriteFileOrAbort(Path(store::kLogSuffix), flags & kBuiltLog ? std::string_view(BuildLog(log)) : log);
+  if (flags & kHasRing) WriteFileOrAbort(Path(store::kRingSuffix), flags & kBuiltRing ? std::string_view(BuildRing(ring)) : ring);
+  if (flags & kHasManifest) WriteFileOrAbort(*g_dir + "/manifest.json", manifest);
 
   auto before = store::ReadStream(*g_dir, kStream);
   std::map<uint64_t, size_t> records_before;

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "analysis/kineto_window_writer.h"
+#include "base/file_system.h"
 #include "base/status.h"
 #include "name_cache.h"
 #include "recorder/recorder.h"
@@ -69,30 +70,10 @@ StatusOr<size_t> WriteZstdFile(const std::string& path, std::string_view data, i
   return size;
 }
 
-StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open '" + path + "'", errno);
-  std::string bytes;
-  char buffer[1 << 16];
-  while (true) {
-    ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      int error = errno;
-      ::close(fd);
-      return ErrnoError("read '" + path + "'", error);
-    }
-    if (got == 0) break;
-    bytes.append(buffer, static_cast<size_t>(got));
-  }
-  ::close(fd);
-  return bytes;
-}
-
 // Streaming decompression: works whether or not the frame header states the content size, and
 // stops at kMaxDecompressedBytes.
 StatusOr<std::string> ReadZstdFile(const std::string& path) {
-  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, ReadWholeFile(path));
+  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, ReadRegularFile(path, Symlinks::kRefuse));
   std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
   if (stream == nullptr) return InternalError("zstd cannot allocate a decompression stream");
   std::string out;

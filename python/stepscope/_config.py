@@ -48,6 +48,7 @@ change is in the run.
 
 import json
 import os
+import stat
 import sys
 import time
 
@@ -312,10 +313,28 @@ class ControlWatcher:
         return controls
 
 
+# `stepscope ctl` writes control files of a few hundred bytes.
+_MAX_CONTROL_BYTES = 1 << 20
+
+
+def _read_regular_file(path, limit):
+    """The text of a regular file of the run. The training job reads control files at its steps: a
+    FIFO in their place would block it for good and a link to /dev/zero would fill its memory, so
+    anything but a regular file of at most `limit` bytes is refused (OSError), without waiting."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, encoding="utf-8") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        text = f.read(limit + 1)
+    if len(text) > limit:
+        raise OSError(f"{path} is larger than {limit} bytes")
+    return text
+
+
 def _read_control(path, sequence):
     try:
-        with open(path, encoding="utf-8") as f:
-            body = json.load(f)
+        body = json.loads(_read_regular_file(path, _MAX_CONTROL_BYTES))
     except (OSError, ValueError) as error:
         raise ValueError(f"cannot be read ({error}); write control files with `stepscope ctl`") from None
     if not isinstance(body, dict) or body.get("sequence") != sequence:

@@ -5,7 +5,6 @@
 #include "analysis/model_file.h"
 #include "analysis/stepscope_loader.h"
 #include "base/file_system.h"
-#include "store/stream_reader.h"
 
 namespace stepscope::analysis {
 namespace {
@@ -18,26 +17,6 @@ PathKind KindOf(const std::string& path) {
   if (S_ISREG(st.st_mode)) return PathKind::kFile;
   if (S_ISDIR(st.st_mode)) return PathKind::kDirectory;
   return PathKind::kOther;
-}
-
-// What RunReader accepts: a node directory (manifest.json or stream files) or a job directory
-// with at least one such node directory.
-bool LooksLikeNode(const std::string& directory) {
-  if (KindOf(directory + "/manifest.json") == PathKind::kFile) return true;
-  auto streams = store::ListStreams(directory);
-  return streams.ok() && !streams->empty();
-}
-
-bool LooksLikeStepscopeRun(const std::string& directory) {
-  if (LooksLikeNode(directory)) return true;
-  LocalFileSystem fs;
-  auto entries = fs.ListDirectory(directory);
-  if (!entries.ok()) return false;
-  for (const std::string& entry : *entries) {
-    const std::string child = directory + "/" + entry;
-    if (KindOf(child) == PathKind::kDirectory && LooksLikeNode(child)) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -54,12 +33,14 @@ StatusOr<Model> LoadRun(const std::string& path) {
     case PathKind::kDirectory:
       break;
   }
+  // Inside the run, only the run's own regular file: not a link out of it, not a FIFO.
   const std::string model_file = path + "/" + kModelFileName;
-  if (KindOf(model_file) == PathKind::kFile) return LoadModelFile(model_file);
-  if (!LooksLikeStepscopeRun(path)) {
-    return NotFoundError("'" + path + "' is not a stepscope run (no manifest.json or streams, and no " +
-                         kModelFileName + "); pass <out>/<job>");
+  struct stat st;
+  if (lstat(model_file.c_str(), &st) == 0) {
+    STEPSCOPE_RETURN_IF_ERROR(OpenRegularFile(model_file, Symlinks::kRefuse).status());
+    return LoadModelFile(model_file);
   }
+  // The store decides what is a stepscope run, and refuses what is not (store/run_directory.h).
   return LoadStepscopeRun(path);
 }
 

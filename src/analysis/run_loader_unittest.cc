@@ -81,9 +81,42 @@ TEST_F(RunLoaderTest, ErrorsAreOneLineNamingThePathAndWhatToPass) {
   ASSERT_TRUE(CreateDirectories(root_ + "/out/job-a/empty").ok());
   auto not_a_run = LoadRun(root_ + "/out");
   ASSERT_FALSE(not_a_run.ok());
-  EXPECT_EQ(not_a_run.status().message(), "'" + root_ + "/out' is not a stepscope run (no manifest.json or " +
-                                              "streams, and no model.stepscope); pass <out>/<job>");
+  EXPECT_EQ(not_a_run.status().message(), "'" + root_ + "/out' holds no stepscope run: no manifest.json or stream " +
+                                              "files in it or in its subdirectories, and no model.stepscope; pass the " +
+                                              "directory that `stepscope run` or `stepscope import` printed (<out>/<job>)");
   EXPECT_EQ(not_a_run.status().message().find('\n'), std::string::npos);
+}
+
+// Issue 12: a random manifest.json beside garbage logs loaded as an empty run, and every command
+// printed "NoIssuesFound" and "started 1970-01-01".
+TEST_F(RunLoaderTest, ARandomManifestBesideGarbageLogsIsRefused) {
+  const std::string node = root_ + "/job/algo-1";
+  ASSERT_TRUE(CreateDirectories(node).ok());
+  ASSERT_TRUE(WriteFileAtomically(node + "/manifest.json", R"({"name": "left-pad", "version": "1.0.0"})").ok());
+  ASSERT_TRUE(WriteFileAtomically(node + "/system.log", std::string(1000, '\x5a')).ok());
+  for (const std::string& path : {root_ + "/job", node}) {
+    auto model = LoadRun(path);
+    ASSERT_FALSE(model.ok()) << path;
+    EXPECT_NE(model.status().message().find("holds no stepscope run: '" + node + "/manifest.json' is not a node " +
+                                            "manifest (no schema_version, node, status, clock)"),
+              std::string::npos)
+        << model.status().message();
+  }
+}
+
+TEST_F(RunLoaderTest, AModelFileInsideTheRunIsReadOnlyWhenItIsTheRunsOwn) {
+  ModelBuilder builder(ModelSource::kSageMaker);
+  const std::string elsewhere = root_ + "/elsewhere.stepscope";
+  ASSERT_TRUE(SaveModelFile(std::move(builder).Finish(), elsewhere).ok());
+  const std::string run = root_ + "/imported";
+  ASSERT_TRUE(CreateDirectories(run).ok());
+  ASSERT_EQ(symlink(elsewhere.c_str(), (run + "/" + kModelFileName).c_str()), 0);
+  auto model = LoadRun(run);
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("model.stepscope' is a symbolic link"), std::string::npos)
+      << model.status().message();
+  // Named directly, the file is the user's choice and is followed.
+  EXPECT_TRUE(LoadRun(run + "/" + kModelFileName).ok());
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "analysis/detail_operators.h"
 #include "analysis/recording_losses.h"
 #include "analysis/vocabulary.h"
+#include "base/file_system.h"
 #include "store/format.h"
 #include "store/json_fields.h"
 #include "store/run_reader.h"
@@ -41,11 +42,9 @@ bool IsFinalStatus(std::string_view status) {
 // for its whole life (store/ring_file.cc). No ring (compacted) or a free lock: the writer is gone.
 bool WriterAlive(const std::string& directory, const std::string& stream) {
   const std::string ring = directory + "/" + stream + store::kRingSuffix;
-  const int fd = open(ring.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool alive = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  close(fd);  // releases our shared lock, if we got it
-  return alive;
+  auto fd = OpenRegularFile(ring, Symlinks::kRefuse);  // a FIFO in its place must not block us
+  if (!fd.ok()) return false;
+  return flock(fd->get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;  // closing fd releases our lock
 }
 
 // "cpu12" -> 12 for prefix "cpu"; -1 when not a device name.

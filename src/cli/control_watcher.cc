@@ -102,8 +102,7 @@ nlohmann::json ControlWatcher::Apply(int64_t sequence, const std::string& path) 
     entry["error"] = "'" + path + "': " + message + "; write control files with `stepscope ctl`";
     return entry;
   };
-  LocalFileSystem fs;
-  auto text = fs.ReadFile(path);
+  auto text = ReadRegularFile(path, Symlinks::kRefuse);  // a FIFO here must not stall the watcher
   if (!text.ok()) return fail(text.status().message());
   auto body = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!body.is_object()) return fail("not a JSON object");

@@ -14,6 +14,7 @@
 #include "base/file_system.h"
 #include "cli/run_config.h"
 #include "store/json_fields.h"
+#include "store/run_directory.h"
 
 namespace stepscope::cli {
 namespace {
@@ -101,8 +102,7 @@ StatusOr<std::vector<std::string>> FindControlTargets(const std::string& run, co
 }
 
 std::string WhyNotRunning(const std::string& node_dir) {
-  LocalFileSystem fs;
-  auto text = fs.ReadFile(node_dir + "/manifest.json");
+  auto text = ReadRegularFile(node_dir + "/manifest.json", Symlinks::kRefuse, store::kMaxManifestBytes);
   if (!text.ok()) return "its manifest cannot be read (" + text.status().message() + ")";
   auto manifest = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!manifest.is_object()) return "its manifest is not valid JSON";

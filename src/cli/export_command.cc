@@ -5,16 +5,16 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "analysis/run_loader.h"
+#include "base/file_system.h"
 #include "cli/rules_command.h"
 #include "export/chrome_trace_export.h"
 #include "export/csv_export.h"
 #include "export/sqlite_export.h"
 #include "store/json_fields.h"
+#include "store/run_directory.h"
 
 namespace stepscope::cli {
 namespace {
@@ -32,11 +32,8 @@ bool IsDirectory(const std::string& path) {
 // evaluation of the built-in rules. `origin` says which ("rules.json" or "evaluated").
 nlohmann::json FindingsDocument(const std::string& run, const analysis::Model& model, std::string& origin) {
   const std::string path = DefaultRulesOutputDir(run) + "/rules.json";
-  std::ifstream file(path, std::ios::binary);
-  if (file) {
-    std::stringstream text;
-    text << file.rdbuf();
-    nlohmann::json document = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (auto text = ReadRegularFile(path, Symlinks::kRefuse); text.ok()) {
+    nlohmann::json document = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (document.is_object() && store::JsonField(document, "rules") != nullptr) {
       origin = "rules.json";
       return document;
@@ -67,11 +64,8 @@ std::string ExportRunDirectory(const std::string& run) {
 }
 
 std::string ExportJobName(const std::string& run_dir) {
-  std::ifstream file(run_dir + "/manifest.json", std::ios::binary);
-  if (file) {
-    std::stringstream text;
-    text << file.rdbuf();
-    const nlohmann::json manifest = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (auto text = ReadRegularFile(run_dir + "/manifest.json", Symlinks::kRefuse, store::kMaxManifestBytes); text.ok()) {
+    const nlohmann::json manifest = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     std::string job = store::JsonString(manifest, "job");
     if (!job.empty() && job.find('/') == std::string::npos && job != "." && job != "..") return job;
   }

@@ -275,8 +275,7 @@ int PrintRunSummary(const std::string& run_path, FILE* out) {
   // Read once here: the colour choice follows the output and the user's NO_COLOR.
   const char* no_color = std::getenv("NO_COLOR");
   options.color = isatty(fileno(out)) == 1 && (no_color == nullptr || *no_color == '\0');
-  LocalFileSystem fs;
-  if (auto text = fs.ReadFile(BesideRun(run_path, "rules/rules.json")); text.ok()) {
+  if (auto text = ReadRegularFile(BesideRun(run_path, "rules/rules.json"), Symlinks::kRefuse); text.ok()) {
     json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
     // A damaged rules.json is ignored: the rules are evaluated again instead.
     if (!parsed.is_discarded() && parsed.is_object()) options.rules_json = std::move(parsed);

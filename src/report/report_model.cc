@@ -68,8 +68,7 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs) {
 
 StatusOr<nlohmann::json> LoadOrEvaluateRules(const std::string& rules_json_path, const analysis::Model& model,
                                             std::string* source) {
-  LocalFileSystem fs;
-  if (auto text = fs.ReadFile(rules_json_path); text.ok()) {
+  if (auto text = ReadRegularFile(rules_json_path, Symlinks::kRefuse); text.ok()) {
     auto document = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     // A live run's rules.json is rewritten as windows close: only a finished one is the run's.
     if (!document.is_discarded() && store::JsonBool(document, "finished", false) &&

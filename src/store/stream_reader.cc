@@ -36,21 +36,13 @@ struct RingSnapshot {
 
 // Copies the published records of every non-free block out of a ring file.
 StatusOr<RingSnapshot> ReadRing(const std::string& path, std::vector<std::string>& problems) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open '" + path + "'", errno);
+  // A run's own regular file only: a FIFO would block the open, a device has no end.
+  STEPSCOPE_ASSIGN_OR_RETURN(ScopedFd fd, OpenRegularFile(path, Symlinks::kRefuse));
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return ErrnoError("stat '" + path + "'", err);
-  }
+  if (fstat(fd.get(), &st) != 0) return ErrnoError("stat '" + path + "'", errno);
   size_t size = static_cast<size_t>(st.st_size);
-  if (size < kRingHeaderBytes) {
-    close(fd);
-    return DataLossError("'" + path + "' is shorter than a ring header");
-  }
-  void* mapping = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  close(fd);
+  if (size < kRingHeaderBytes) return DataLossError("'" + path + "' is shorter than a ring header");
+  void* mapping = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
   if (mapping == MAP_FAILED) return ErrnoError("map '" + path + "'", errno);
   const char* base = static_cast<const char*>(mapping);
   const auto* header = reinterpret_cast<const RingHeader*>(base);
@@ -74,8 +66,6 @@ StatusOr<RingSnapshot> ReadRing(const std::string& path, std::vector<std::string
     return DataLossError("'" + path + "' has an inconsistent block layout");
   }
   // A ring cut short (a partial copy) still holds the blocks before the cut.
-  snapshot.dropped_write_failed =
-      std::min(snapshot.dropped_events, header->dropped_write_failed.load(std::memory_order_relaxed));
   uint64_t blocks_present = (size - kRingHeaderBytes) / header->block_bytes;
   uint32_t block_count = header->block_count;
   if (blocks_present < block_count) {
@@ -84,6 +74,8 @@ StatusOr<RingSnapshot> ReadRing(const std::string& path, std::vector<std::string
     block_count = static_cast<uint32_t>(blocks_present);
   }
   snapshot.dropped_events = header->dropped_events.load(std::memory_order_relaxed);
+  snapshot.dropped_write_failed =
+      std::min(snapshot.dropped_events, header->dropped_write_failed.load(std::memory_order_relaxed));
   const uint32_t capacity = static_cast<uint32_t>((header->block_bytes - sizeof(BlockHeader)) / sizeof(RawRecord));
   for (uint32_t i = 0; i < block_count; ++i) {
     const char* at = base + kRingHeaderBytes + size_t{i} * header->block_bytes;
@@ -180,7 +172,6 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
   const std::string ring_path = stem + kRingSuffix;
   const std::string log_path = stem + kLogSuffix;
   std::vector<BlockCopy> copies;
-      contents.dropped_write_failed = ring->dropped_write_failed;
   RingSnapshot ring_blocks;
 
   if (access(ring_path.c_str(), F_OK) == 0) {
@@ -189,6 +180,7 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
       contents.has_ring = true;
       contents.ring_bytes = ring->bytes;
       contents.dropped_events = ring->dropped_events;
+      contents.dropped_write_failed = ring->dropped_write_failed;
       ring_blocks = std::move(*ring);
       for (size_t i = 0; i < ring_blocks.blocks.size(); ++i) {
         BlockCopy copy;
@@ -205,8 +197,7 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
 
   // Problems of single frames, reported in file order whatever order they are found in.
   std::vector<std::pair<uint64_t, std::string>> frame_problems;
-  LocalFileSystem fs;
-  auto log_bytes = fs.ReadFile(log_path);
+  auto log_bytes = ReadRegularFile(log_path, Symlinks::kRefuse);
   if (!log_bytes.ok()) {
     if (!contents.has_ring) return log_bytes.status();
     contents.problems.push_back(log_bytes.status().message());
@@ -250,11 +241,7 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
             contents.meta_json = std::string(frame.payload);
             break;
           case FrameType::kStats:
-    contents.dropped_write_failed =
-        std::max(contents.dropped_write_failed, JsonUint(stats, "events_dropped_write_failed", 0));
             contents.last_stats_json = std::string(frame.payload);
-  contents.dropped_write_failed = std::min(contents.dropped_write_failed, contents.dropped_events);
-  if (contents.meta_json.empty() && copies.empty() && !contents.has_ring) contents.unwritten = true;
             break;
         }
       }
@@ -263,7 +250,11 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
   if (!contents.last_stats_json.empty()) {
     auto stats = nlohmann::json::parse(contents.last_stats_json, nullptr, /*allow_exceptions=*/false);
     contents.dropped_events = std::max(contents.dropped_events, JsonUint(stats, "events_dropped", 0));
+    contents.dropped_write_failed =
+        std::max(contents.dropped_write_failed, JsonUint(stats, "events_dropped_write_failed", 0));
   }
+  contents.dropped_write_failed = std::min(contents.dropped_write_failed, contents.dropped_events);
+  if (contents.meta_json.empty() && copies.empty() && !contents.has_ring) contents.unwritten = true;
   std::sort(contents.clock_pairs.begin(), contents.clock_pairs.end(),
             [](const ClockPair& a, const ClockPair& b) { return a.ticks < b.ticks; });
 
@@ -340,8 +331,7 @@ StatusOr<std::vector<std::string>> ListStreams(const std::string& directory) {
 // is an error: compaction must then leave the ring alone rather than trust it.
 static StatusOr<std::map<uint64_t, uint32_t>> LoggedBlockCounts(const std::string& log_path) {
   std::map<uint64_t, uint32_t> counts;
-  LocalFileSystem fs;
-  STEPSCOPE_ASSIGN_OR_RETURN(std::string bytes, fs.ReadFile(log_path));
+  STEPSCOPE_ASSIGN_OR_RETURN(std::string bytes, ReadRegularFile(log_path, Symlinks::kRefuse));
   auto parsed = ParseLog(bytes);
   if (!parsed.ok()) return parsed.status().WithContext("'" + log_path + "'");
   for (const LogFrame& frame : parsed->frames) {
@@ -358,32 +348,29 @@ Status CompactStream(const std::string& directory, const std::string& name) {
   const std::string stem = directory + "/" + name;
   const std::string ring_path = stem + kRingSuffix;
   const std::string log_path = stem + kLogSuffix;
-  int fd = open(ring_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return OkStatus();
-    return ErrnoError("open '" + ring_path + "'", errno);
+  auto ring_file = OpenRegularFile(ring_path, Symlinks::kRefuse);
+  if (!ring_file.ok()) {
+    if (ring_file.status().code() == StatusCode::kNotFound) return OkStatus();  // already compacted
+    return ring_file.status();
   }
+  const int fd = ring_file->get();  // closed (and the lock released) when ring_file goes
   // The writer holds an exclusive flock for its whole life; getting it means it is gone. We
   // keep it until the ring is removed so a second compactor waits its turn.
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    close(fd);
     return UnavailableError("'" + ring_path + "' is still being written by a live process");
   }
   std::vector<std::string> problems;
   auto ring = ReadRing(ring_path, problems);
   if (!ring.ok()) {
-    close(fd);
     return ring.status().WithContext("compacting stream '" + name + "' (left as it is)");
   }
   auto logged_or = LoggedBlockCounts(log_path);
   if (!logged_or.ok()) {
-    close(fd);
     return logged_or.status().WithContext("compacting stream '" + name + "' (ring kept)");
   }
   const std::map<uint64_t, uint32_t>& logged = *logged_or;
   auto log = LogWriter::OpenForAppend(log_path);
   if (!log.ok()) {
-    close(fd);
     return log.status();
   }
   Status status = OkStatus();
@@ -402,7 +389,6 @@ Status CompactStream(const std::string& directory, const std::string& name) {
   if (status.ok()) status = (*log)->Sync();
   // Only a fully written log may replace the ring; otherwise both stay and readers merge them.
   if (status.ok() && unlink(ring_path.c_str()) != 0) status = ErrnoError("remove '" + ring_path + "'", errno);
-  close(fd);
   return status;
 }
 

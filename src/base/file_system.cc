@@ -179,6 +179,21 @@ Status WriteFileAtomically(const std::string& path, const std::string& data) {
   return OkStatus();
 }
 
+StatusOr<bool> CreateFileAtomically(const std::string& path, const std::string& data) {
+  const size_t slash = path.rfind('/');
+  const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
+  // A dot name: readers listing the directory for final names never pick it up.
+  const std::string temporary =
+      path.substr(0, name_at) + "." + path.substr(name_at) + ".new." + std::to_string(getpid());
+  STEPSCOPE_RETURN_IF_ERROR(WriteFileAtomically(temporary, data));
+  const int linked = link(temporary.c_str(), path.c_str());
+  const int link_errno = errno;
+  unlink(temporary.c_str());
+  if (linked == 0) return true;
+  if (link_errno == EEXIST) return false;
+  return ErrnoError("create '" + path + "'", link_errno);
+}
+
 Status CreateDirectories(const std::string& path) {
   if (path.empty()) return OkStatus();
   std::string partial;

@@ -81,6 +81,12 @@ class LocalFileSystem : public FileSystem {
 // the job had exited (benchmarks/run_startup_benchmark.py).
 Status WriteFileAtomically(const std::string& path, const std::string& data);
 
+// Creates `path` holding `data` only if nothing is there yet, atomically: of several processes
+// creating the same path at once exactly one gets true, and nobody ever sees half a file. False
+// (and nothing changed) when `path` exists. The file is written under a dot name beside it and
+// hard-linked into place, which fails rather than replaces.
+StatusOr<bool> CreateFileAtomically(const std::string& path, const std::string& data);
+
 // mkdir -p; an error names the directory and the reason (permissions, full disk, ...).
 Status CreateDirectories(const std::string& path);
 

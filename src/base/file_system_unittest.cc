@@ -109,5 +109,20 @@ TEST_F(FileSystemTest, OpenRegularFileHandsBackABlockingDescriptor) {
   EXPECT_EQ(read(fd->get(), bytes, sizeof bytes), 3);
 }
 
+TEST_F(FileSystemTest, CreateFileAtomicallyNeverReplacesAFileThatIsThere) {
+  auto created = CreateFileAtomically(Path("manifest.json"), "first");
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  EXPECT_TRUE(*created);
+  auto again = CreateFileAtomically(Path("manifest.json"), "second");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_FALSE(*again);
+  EXPECT_EQ(*ReadRegularFile(Path("manifest.json"), Symlinks::kRefuse), "first");
+  LocalFileSystem fs;
+  EXPECT_EQ(fs.ListDirectory(dir_.path())->size(), 1u);  // no temporary left behind
+  auto unwritable = CreateFileAtomically(Path("missing/manifest.json"), "x");
+  ASSERT_FALSE(unwritable.ok());
+  EXPECT_NE(unwritable.status().message().find(Path("missing")), std::string::npos);
+}
+
 }  // namespace
 }  // namespace stepscope

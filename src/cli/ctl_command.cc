@@ -161,14 +161,10 @@ StatusOr<int64_t> WriteControlFile(const std::string& node_dir, const ControlReq
   for (int attempt = 0; attempt < 100; ++attempt) {
     const int64_t sequence = HighestControlSequence(control_dir) + 1;
     const std::string final_path = control_dir + "/" + std::to_string(sequence) + ".json";
-    // A dot name never matches "<n>.json", so watchers skip it.
-    const std::string temporary = control_dir + "/.ctl-" + std::to_string(getpid()) + "-" + std::to_string(sequence);
-    STEPSCOPE_RETURN_IF_ERROR(WriteFileAtomically(temporary, ControlFileJson(request, sequence, time_ns).dump(2) + "\n"));
-    const int linked = link(temporary.c_str(), final_path.c_str());
-    const int link_errno = errno;
-    unlink(temporary.c_str());
-    if (linked == 0) return sequence;
-    if (link_errno != EEXIST) return ErrnoError("create '" + final_path + "'", link_errno);
+    // Another ctl may take the same number at the same time: the one whose file appears first keeps it.
+    const std::string body = ControlFileJson(request, sequence, time_ns).dump(2) + "\n";
+    STEPSCOPE_ASSIGN_OR_RETURN(bool created, CreateFileAtomically(final_path, body));
+    if (created) return sequence;
   }
   return IoError("could not claim a sequence number in '" + control_dir + "' after 100 tries; is another tool "
                  "writing there?");

@@ -15,13 +15,14 @@
 #include "cli/report_command.h"
 #include "cli/summary_command.h"
 #include "cli/python_startup.h"
+#include "cli/run_directory_claim.h"
 #include "cli/run_manifest.h"
 #include "cli/system_stream_sink.h"
 #include "platform/cupti/cupti_probe.h"
 #include "platform/linux/host_constants.h"
 #include "platform/linux/proc_file_system.h"
 #include "platform/nvml/gpu_capability.h"
-#include "platform/nvml/nvml_gpu_source.h"
+#include "sampler/nvml_gpu_source.h"
 #include "platform/nvml/nvml_loader.h"
 #include "platform/perf/perf_event_probe.h"
 #include "sampler/linux_sources.h"
@@ -112,18 +113,14 @@ int RunCommand(RunInvocation invocation) {
   const ClockPair anchor = ReadClockPair();
   const int64_t realtime_anchor_ns = static_cast<int64_t>(RealtimeNowNs());
   const std::string host = HostName();
-  const std::string job = config.job.empty() ? ScriptName(invocation.command) + "-" + UtcStamp(realtime_anchor_ns) : config.job;
+  const std::string job_or_default =
+      config.job.empty() ? ScriptName(invocation.command) + "-" + UtcStamp(realtime_anchor_ns) : config.job;
   const std::string node = config.node.empty() ? host : config.node;
   if (Status status = ValidateName("node id", node); !status.ok()) return PrintError(status.message() + " (pass --node)"), kExitUsage;
-  if (Status status = ValidateName("job name", job); !status.ok()) return PrintError(status.message() + " (pass --job)"), kExitUsage;
-
-  std::string node_dir = config.out + "/" + job + "/" + node;
-  if (Status status = CreateDirectories(node_dir); !status.ok()) {
-    PrintError(status.message() + "; choose a writable --out");
-    return kExitSetup;
+  if (Status status = ValidateName("job name", job_or_default); !status.ok()) {
+    return PrintError(status.message() + " (pass --job)"), kExitUsage;
   }
-  node_dir = AbsolutePath(node_dir);
-  const std::string run_dir = AbsolutePath(config.out + "/" + job);
+
 
   // Capabilities: what this machine lets stepscope see. Missing pieces are facts, not errors.
   auto nvml = NvmlLoader::Load();
@@ -141,15 +138,25 @@ int RunCommand(RunInvocation invocation) {
       {"tick_clock", CurrentTickSource() == TickSource::kTsc ? "tsc" : "monotonic_ns"},
   };
 
-  ManifestStart start{job, node, host, invocation.command, &config, anchor, realtime_anchor_ns, capabilities, Versions()};
-  nlohmann::json manifest = StartManifest(start);
-  const nlohmann::json config_entries = RunConfigManifestEntries(config);
-  for (const auto& [key, entry] : config_entries.items()) manifest["config"][key] = entry;
-  manifest["control"] = nlohmann::json::array();  // control files applied (control_watcher.h)
-  if (Status status = WriteManifest(node_dir, manifest); !status.ok()) {
-    PrintError(status.message() + "; choose a writable --out");
-    return kExitSetup;
-  }
+  const nlohmann::json versions = Versions();
+  auto start_manifest = [&](const std::string& job_name) {
+    ManifestStart start{job_name, node, host, invocation.command, &config, anchor, realtime_anchor_ns, capabilities,
+                        versions};
+    nlohmann::json manifest = StartManifest(start);
+    const nlohmann::json config_entries = RunConfigManifestEntries(config);
+    for (const auto& [key, entry] : config_entries.items()) manifest["config"][key] = entry;
+    manifest["control"] = nlohmann::json::array();  // control files applied (control_watcher.h)
+    return manifest;
+  };
+  // The node directory becomes this launcher's with its first manifest; another launcher's
+  // (the same default job name in the same second, or the same --job) is never written.
+  auto claim = ClaimRunDirectory({config.out, job_or_default, node, config.job.empty()},
+                                 [&](const std::string& job_name) { return ManifestText(start_manifest(job_name)); });
+  if (!claim.ok()) return PrintError(claim.status().message()), kExitSetup;
+  const std::string& job = claim->job;
+  const std::string node_dir = AbsolutePath(claim->node_dir);
+  const std::string run_dir = AbsolutePath(config.out + "/" + job);
+  nlohmann::json manifest = start_manifest(job);
 
   nlohmann::json system_meta = {{"kind", "system"}, {"pid", static_cast<int64_t>(getpid())},
                                 {"ppid", static_cast<int64_t>(getppid())},
@@ -237,6 +244,7 @@ int RunCommand(RunInvocation invocation) {
   // Fold every finished process's ring into its log so the run is compact at rest.
   std::vector<std::string> still_running;
   if (auto streams = store::ListStreams(node_dir); streams.ok()) {
+    manifest["streams"] = *streams;  // readers then call a missing one lost, not absent
     for (const std::string& name : *streams) {
       Status compacted = store::CompactStream(node_dir, name);
       if (compacted.code() == StatusCode::kUnavailable) still_running.push_back(name);
@@ -244,7 +252,6 @@ int RunCommand(RunInvocation invocation) {
     }
   }
   SamplerStats sampler_stats = sampler.Stats();
-    manifest["streams"] = *streams;  // readers then call a missing one lost, not absent
   RecordChildEnded(manifest, exit, end_realtime_ns);
   manifest["sampler"] = {{"polls", sampler_stats.polls}, {"missed_polls", sampler_stats.missed_polls},
                          {"final_interval_ns", sampler.interval_ns()},

@@ -67,8 +67,13 @@ void RecordChildEnded(nlohmann::json& manifest, const ChildExit& exit, int64_t e
   manifest["ended"] = exit.Describe();
 }
 
+// The command line is the user's bytes: invalid UTF-8 in it is replaced, never a throw.
+std::string ManifestText(const nlohmann::json& manifest) {
+  return manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 Status WriteManifest(const std::string& node_dir, const nlohmann::json& manifest) {
-  return WriteFileAtomically(node_dir + "/manifest.json", manifest.dump(2) + "\n");
+  return WriteFileAtomically(node_dir + "/manifest.json", ManifestText(manifest));
 }
 
 }  // namespace stepscope::cli

@@ -34,6 +34,8 @@ struct ManifestStart {
 nlohmann::json StartManifest(const ManifestStart& start);
 void RecordChildStarted(nlohmann::json& manifest, int launcher_pid, int job_pid);
 void RecordChildEnded(nlohmann::json& manifest, const ChildExit& exit, int64_t end_realtime_ns);
+// The manifest as written to manifest.json.
+std::string ManifestText(const nlohmann::json& manifest);
 Status WriteManifest(const std::string& node_dir, const nlohmann::json& manifest);
 
 }  // namespace stepscope::cli

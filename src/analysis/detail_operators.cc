@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/file_system.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::analysis {
 namespace {
@@ -84,23 +84,23 @@ StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, Mo
   if (doc.is_discarded() || !doc.is_object()) {
     return DataLossError("'" + path + "' does not hold a JSON object; it is not an operators detail document");
   }
-  if (store::JsonString(doc, "kind") != "operators") {
-    return DataLossError("'" + path + "' is a '" + store::JsonString(doc, "kind") +
+  if (JsonString(doc, "kind") != "operators") {
+    return DataLossError("'" + path + "' is a '" + JsonString(doc, "kind") +
                          "' detail document, not an operators one");
   }
-  const int32_t pid = static_cast<int32_t>(store::JsonInt(doc, "pid", -1));
+  const int32_t pid = static_cast<int32_t>(JsonInt(doc, "pid", -1));
   const StringId cpu_phase = builder.Intern("cpu_functions");
   const StringId cpu_category = builder.Intern("cpu_op");
   size_t added = 0, skipped = 0;
   std::vector<EventArg> args;
 
   // Host operators.
-  const nlohmann::json* events = store::JsonField(doc, "events");
+  const nlohmann::json* events = JsonField(doc, "events");
   if (events != nullptr && events->is_array()) {
     for (const nlohmann::json& item : *events) {
-      const std::string name = store::JsonString(item, "name");
-      const int64_t start_ns = store::JsonInt(item, "start_ns", -1);
-      const int64_t end_ns = store::JsonInt(item, "end_ns", -1);
+      const std::string name = JsonString(item, "name");
+      const int64_t start_ns = JsonInt(item, "start_ns", -1);
+      const int64_t end_ns = JsonInt(item, "end_ns", -1);
       if (name.empty() || start_ns < 0 || end_ns < start_ns) {
         ++skipped;
         continue;
@@ -108,7 +108,7 @@ StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, Mo
       FrameworkEvent event;
       event.start_ns = start_ns;
       event.end_ns = end_ns;
-      event.tid = store::JsonInt(item, "tid", 0);
+      event.tid = JsonInt(item, "tid", 0);
       event.pid = pid;
       event.node = node;
       event.phase = cpu_phase;
@@ -116,26 +116,26 @@ StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, Mo
       event.category = cpu_category;
       args.clear();
       for (const char* key : {"cpu_ns", "self_cpu_ns", "device_ns", "self_device_ns"}) {
-        const nlohmann::json* value = store::JsonField(item, key);
+        const nlohmann::json* value = JsonField(item, key);
         if (value != nullptr && value->is_number_integer()) args.push_back(builder.IntArg(key, value->get<int64_t>()));
       }
-      if (const nlohmann::json* shapes = store::JsonField(item, "shapes"); shapes != nullptr && shapes->is_array()) {
+      if (const nlohmann::json* shapes = JsonField(item, "shapes"); shapes != nullptr && shapes->is_array()) {
         args.push_back(builder.StringArg("shapes", ShapesText(*shapes)));
       }
-      if (store::JsonBool(item, "async", false)) args.push_back(builder.IntArg("async", 1));
+      if (JsonBool(item, "async", false)) args.push_back(builder.IntArg("async", 1));
       builder.AddEvent(event, args);
       ++added;
     }
   }
 
   // Device-side work (Kineto only, with CUDA).
-  const nlohmann::json* device_events = store::JsonField(doc, "device_events");
+  const nlohmann::json* device_events = JsonField(doc, "device_events");
   if (device_events != nullptr && device_events->is_array()) {
     for (const nlohmann::json& item : *device_events) {
-      const std::string name = store::JsonString(item, "name");
-      const int64_t start_ns = store::JsonInt(item, "start_ns", -1);
-      const int64_t end_ns = store::JsonInt(item, "end_ns", -1);
-      const int64_t device = store::JsonInt(item, "device", -1);
+      const std::string name = JsonString(item, "name");
+      const int64_t start_ns = JsonInt(item, "start_ns", -1);
+      const int64_t end_ns = JsonInt(item, "end_ns", -1);
+      const int64_t device = JsonInt(item, "device", -1);
       if (name.empty() || start_ns < 0 || end_ns < start_ns || device < 0 || device > INT32_MAX) {
         ++skipped;
         continue;

@@ -9,7 +9,7 @@
 #include "analysis/gzip_text.h"
 #include "analysis/json_document.h"
 #include "base/file_system.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::analysis {
 namespace {
@@ -144,11 +144,11 @@ StatusOr<SageMakerTraceFile> ParseSageMakerTraceEvents(const nlohmann::json& eve
   // start_time_since_epoch_in_micros anywhere in the file.
   bool base_known = false;
   for (const nlohmann::json& event : events) {
-    if (store::JsonString(event, "ph") != "M" || store::JsonString(event, "name") != "process_name") continue;
-    const nlohmann::json args = store::JsonObject(event, "args");
-    auto pid = IntegerOf(store::JsonField(event, "pid"));
-    if (pid) file.processes.emplace(*pid, store::JsonString(args, "name"));
-    auto start = IntegerOf(store::JsonField(args, "start_time_since_epoch_in_micros"));
+    if (JsonString(event, "ph") != "M" || JsonString(event, "name") != "process_name") continue;
+    const nlohmann::json args = JsonObject(event, "args");
+    auto pid = IntegerOf(JsonField(event, "pid"));
+    if (pid) file.processes.emplace(*pid, JsonString(args, "name"));
+    auto start = IntegerOf(JsonField(args, "start_time_since_epoch_in_micros"));
     if (start && !base_known && FitsBase(*start)) {
       file.base_us = *start;
       base_known = true;
@@ -159,13 +159,13 @@ StatusOr<SageMakerTraceFile> ParseSageMakerTraceEvents(const nlohmann::json& eve
     return it == file.processes.end() ? std::string() : it->second;
   };
   auto fill = [&](SageMakerTraceEvent& out, const nlohmann::json& event, int64_t pid) {
-    out.name = store::JsonString(event, "name");
+    out.name = JsonString(event, "name");
     out.phase = phase_of(pid);
     out.node_id = file.node_id;
-    const nlohmann::json args = store::JsonObject(event, "args");
-    out.pid = IntegerOf(store::JsonField(args, "pid")).value_or(pid);
-    out.tid = IntegerOf(store::JsonField(args, "thread_id")).value_or(IntegerOf(store::JsonField(event, "tid")).value_or(0));
-    out.step = IntegerOf(store::JsonField(args, "step_num")).value_or(-1);
+    const nlohmann::json args = JsonObject(event, "args");
+    out.pid = IntegerOf(JsonField(args, "pid")).value_or(pid);
+    out.tid = IntegerOf(JsonField(args, "thread_id")).value_or(IntegerOf(JsonField(event, "tid")).value_or(0));
+    out.step = IntegerOf(JsonField(args, "step_num")).value_or(-1);
     out.args = ArgsOf(args);
   };
 
@@ -177,15 +177,15 @@ StatusOr<SageMakerTraceFile> ParseSageMakerTraceEvents(const nlohmann::json& eve
   for (size_t i = 0; i < events.size(); ++i) {
     const nlohmann::json& event = events[i];
     if (!event.is_object()) return EventError(file_name, i, "is not a JSON object");
-    const std::string ph = store::JsonString(event, "ph");
+    const std::string ph = JsonString(event, "ph");
     if (ph != "X" && ph != "B" && ph != "E") continue;  // M handled above; i, C, s, f, ... ignored
-    const nlohmann::json* ts = store::JsonField(event, "ts");
+    const nlohmann::json* ts = JsonField(event, "ts");
     if (ts == nullptr || !ts->is_number()) return EventError(file_name, i, "(ph " + ph + ") has no numeric \"ts\"");
     auto start_ns = EpochNs(file.base_us, ts->get<double>());
     if (!start_ns) return EventError(file_name, i, "has \"ts\" out of range");
-    const int64_t pid = IntegerOf(store::JsonField(event, "pid")).value_or(0);
+    const int64_t pid = IntegerOf(JsonField(event, "pid")).value_or(0);
     if (ph == "X") {
-      const double dur_us = store::JsonDouble(event, "dur", 0);
+      const double dur_us = JsonDouble(event, "dur", 0);
       const double end = static_cast<double>(*start_ns) + std::round(dur_us * 1000.0);
       if (!std::isfinite(end) || std::fabs(end) > kMaxAbsNs) return EventError(file_name, i, "has \"dur\" out of range");
       if (dur_us < 0) {
@@ -216,7 +216,7 @@ StatusOr<SageMakerTraceFile> ParseSageMakerTraceEvents(const nlohmann::json& eve
       out.end_ns = *start_ns;
       fill(out, events[begin.index], pid);
       // The E event may carry args of its own (results); keep them after the B's.
-      std::vector<SageMakerTraceArg> end_args = ArgsOf(store::JsonObject(event, "args"));
+      std::vector<SageMakerTraceArg> end_args = ArgsOf(JsonObject(event, "args"));
       out.args.insert(out.args.end(), end_args.begin(), end_args.end());
       file.events.push_back(std::move(out));
     }
@@ -256,7 +256,7 @@ StatusOr<SageMakerTraceFile> ParseTfProfilerTrace(std::string_view bytes, const 
     bytes = inflated;
   }
   STEPSCOPE_ASSIGN_OR_RETURN(nlohmann::json document, ParseJsonDocument(bytes, file_name, kFix));
-  const nlohmann::json* events = store::JsonField(document, "traceEvents");
+  const nlohmann::json* events = JsonField(document, "traceEvents");
   if (events == nullptr || !events->is_array()) {
     return DataLossError(std::string(file_name) + ": not a TF profiler trace (no \"traceEvents\" array); " +
                          std::string(kFix));

@@ -17,7 +17,7 @@
 #include "analysis/vocabulary.h"
 #include "base/file_system.h"
 #include "store/format.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 #include "store/run_reader.h"
 
 namespace stepscope::analysis {
@@ -26,8 +26,8 @@ namespace {
 constexpr std::string_view kDetailWindowPrefix = "DetailWindow:";
 constexpr std::string_view kDetailWindowWrite = "DetailWindowWrite";
 constexpr std::string_view kDisturbedArg = "stepscope_disturbed";
-
 constexpr std::string_view kDamagedRunData = "damaged_run_data";
+
 struct Interval {
   int64_t start_ns;
   int64_t end_ns;
@@ -66,17 +66,17 @@ NodeFacts FactsFromManifest(const store::NodeInfo& info, bool* final_status) {
   if (info.manifest_json.empty()) return facts;
   const nlohmann::json manifest = nlohmann::json::parse(info.manifest_json, nullptr, /*allow_exceptions=*/false);
   if (manifest.is_discarded() || !manifest.is_object()) return facts;  // RunReader reported it
-  *final_status = IsFinalStatus(store::JsonString(manifest, "status"));
-  facts.instance_type = store::JsonString(manifest, "instance_type");
-  facts.instance_count = static_cast<int32_t>(std::clamp<int64_t>(store::JsonInt(manifest, "instance_count", 0), 0, INT32_MAX));
-  facts.cpu_cores = static_cast<int32_t>(std::clamp<int64_t>(store::JsonInt(manifest, "cpu_cores", 0), 0, INT32_MAX));
-  const nlohmann::json gpu = store::JsonObject(store::JsonObject(manifest, "capabilities"), "gpu");
-  if (store::JsonBool(gpu, "available", false)) {
-    const nlohmann::json gpus = store::JsonArray(gpu, "gpus");
+  *final_status = IsFinalStatus(JsonString(manifest, "status"));
+  facts.instance_type = JsonString(manifest, "instance_type");
+  facts.instance_count = static_cast<int32_t>(std::clamp<int64_t>(JsonInt(manifest, "instance_count", 0), 0, INT32_MAX));
+  facts.cpu_cores = static_cast<int32_t>(std::clamp<int64_t>(JsonInt(manifest, "cpu_cores", 0), 0, INT32_MAX));
+  const nlohmann::json gpu = JsonObject(JsonObject(manifest, "capabilities"), "gpu");
+  if (JsonBool(gpu, "available", false)) {
+    const nlohmann::json gpus = JsonArray(gpu, "gpus");
     facts.gpu_count = static_cast<int32_t>(gpus.size());
     // Entries are GPU names today; objects with memory_total_bytes are read when present.
     for (const nlohmann::json& entry : gpus) {
-      const int64_t bytes = store::JsonInt(entry, "memory_total_bytes", 0);
+      const int64_t bytes = JsonInt(entry, "memory_total_bytes", 0);
       if (bytes > 0) facts.gpu_memory_bytes.push_back(bytes);
     }
     if (facts.gpu_memory_bytes.size() != gpus.size()) facts.gpu_memory_bytes.clear();
@@ -87,7 +87,7 @@ NodeFacts FactsFromManifest(const store::NodeInfo& info, bool* final_status) {
 // A rank variable the recorder copied from the environment ("ranks": {"RANK": "1", ...}, strings
 // as the environment holds them): a non-negative integer, else -1.
 int32_t RankVariable(const nlohmann::json& ranks, const char* name) {
-  const std::string text = store::JsonString(ranks, name);
+  const std::string text = JsonString(ranks, name);
   int32_t value = -1;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   return error == std::errc() && end == text.data() + text.size() && value >= 0 ? value : -1;
@@ -100,7 +100,7 @@ ProcessFacts ProcessFromStream(const store::StreamInfo& stream, uint32_t node) {
   facts.pid = static_cast<int32_t>(stream.pid);
   facts.parent_pid = stream.ppid >= 0 && stream.ppid <= INT32_MAX ? static_cast<int32_t>(stream.ppid) : -1;
   const nlohmann::json meta = nlohmann::json::parse(stream.meta_json, nullptr, /*allow_exceptions=*/false);
-  const nlohmann::json ranks = store::JsonObject(meta, "ranks");
+  const nlohmann::json ranks = JsonObject(meta, "ranks");
   facts.rank = RankVariable(ranks, "RANK");
   facts.local_rank = RankVariable(ranks, "LOCAL_RANK");
   facts.world_size = RankVariable(ranks, "WORLD_SIZE");

@@ -13,7 +13,7 @@
 #include "base/duration.h"
 #include "base/file_system.h"
 #include "cli/run_config.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 #include "store/run_directory.h"
 
 namespace stepscope::cli {
@@ -106,17 +106,17 @@ std::string WhyNotRunning(const std::string& node_dir) {
   if (!text.ok()) return "its manifest cannot be read (" + text.status().message() + ")";
   auto manifest = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!manifest.is_object()) return "its manifest is not valid JSON";
-  const std::string status = store::JsonString(manifest, "status", "unknown");
+  const std::string status = JsonString(manifest, "status", "unknown");
   // "starting": the launcher is about to start the job and its watcher will read the file.
   if (status != "running" && status != "starting") {
-    const std::string ended = store::JsonString(manifest, "ended", "");
+    const std::string ended = JsonString(manifest, "ended", "");
     return "the job already ended (" + (ended.empty() ? status : ended) + ")";
   }
   // A launcher killed with SIGKILL leaves "running" behind; when it ran on this host, ask the
   // kernel. On another host (a shared run directory) its pid means nothing here.
-  const nlohmann::json hosts = store::JsonArray(manifest, "hosts");
-  const nlohmann::json pids = store::JsonObject(manifest, "pids");
-  const int64_t launcher = store::JsonInt(pids, "launcher", 0);
+  const nlohmann::json hosts = JsonArray(manifest, "hosts");
+  const nlohmann::json pids = JsonObject(manifest, "pids");
+  const int64_t launcher = JsonInt(pids, "launcher", 0);
   if (launcher > 0 && !hosts.empty() && hosts[0].is_string() && hosts[0].get<std::string>() == HostName() &&
       kill(static_cast<pid_t>(launcher), 0) != 0 && errno == ESRCH) {
     return "its launcher (pid " + std::to_string(launcher) + ") is gone, so the run ended without finishing";

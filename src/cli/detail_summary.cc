@@ -11,7 +11,7 @@
 #include <tuple>
 
 #include "base/file_system.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::cli {
 namespace {
@@ -51,26 +51,26 @@ std::string BaseName(const std::string& path) {
 nlohmann::json KindSummary(const std::string& kind, const nlohmann::json& doc) {
   nlohmann::json summary = nlohmann::json::object();
   if (kind == "operators") {
-    summary["profiler"] = store::JsonString(doc, "profiler");
-    summary["events"] = store::JsonInt(doc, "events_total", 0);
-    summary["events_capped"] = store::JsonBool(doc, "events_capped", false);
-    summary["device_events"] = store::JsonInt(doc, "device_events_total", 0);
-    summary["operators"] = store::JsonArray(doc, "operators").size();
+    summary["profiler"] = JsonString(doc, "profiler");
+    summary["events"] = JsonInt(doc, "events_total", 0);
+    summary["events_capped"] = JsonBool(doc, "events_capped", false);
+    summary["device_events"] = JsonInt(doc, "device_events_total", 0);
+    summary["operators"] = JsonArray(doc, "operators").size();
   } else if (kind == "python") {
-    summary["profiler"] = store::JsonString(doc, "profiler");
+    summary["profiler"] = JsonString(doc, "profiler");
     if (summary["profiler"] == "sampling") {
-      summary["samples"] = store::JsonInt(doc, "samples", 0);
+      summary["samples"] = JsonInt(doc, "samples", 0);
     } else {
       nlohmann::json timers = nlohmann::json::array();
-      for (const auto& profile : store::JsonArray(doc, "profiles")) {
-        timers.push_back(store::JsonString(profile, "timer"));
+      for (const auto& profile : JsonArray(doc, "profiles")) {
+        timers.push_back(JsonString(profile, "timer"));
       }
       summary["profiles"] = timers.size();
       summary["timers"] = timers;
     }
   } else if (kind == "dataloader") {
-    summary["batches"] = store::JsonInt(doc, "batches_total", 0);
-    summary["workers"] = store::JsonArray(doc, "workers").size();
+    summary["batches"] = JsonInt(doc, "batches_total", 0);
+    summary["workers"] = JsonArray(doc, "workers").size();
   }
   return summary;
 }
@@ -129,19 +129,19 @@ std::vector<DetailWindowFile> ListDetailWindows(const std::vector<store::NodeInf
         windows.push_back(std::move(window));
         continue;
       }
-      window.kind = store::JsonString(*doc, "kind", window.kind);
-      window.pid = store::JsonInt(*doc, "pid", window.pid);
-      window.window = store::JsonInt(store::JsonObject(*doc, "window"), "index", window.window);
-      const nlohmann::json steps = store::JsonArray(*doc, "steps");
+      window.kind = JsonString(*doc, "kind", window.kind);
+      window.pid = JsonInt(*doc, "pid", window.pid);
+      window.window = JsonInt(JsonObject(*doc, "window"), "index", window.window);
+      const nlohmann::json steps = JsonArray(*doc, "steps");
       if (steps.size() == 2 && steps[0].is_number_integer() && steps[1].is_number_integer()) {
         window.has_steps = true;
         window.first_step = steps[0].get<int64_t>();
         window.last_step = steps[1].get<int64_t>();
       }
-      window.step_phase = store::JsonString(*doc, "step_phase");
-      window.start_ns = store::JsonInt(*doc, "start_ns", 0);
-      window.end_ns = store::JsonInt(*doc, "end_ns", 0);
-      window.complete = store::JsonBool(*doc, "complete", false);
+      window.step_phase = JsonString(*doc, "step_phase");
+      window.start_ns = JsonInt(*doc, "start_ns", 0);
+      window.end_ns = JsonInt(*doc, "end_ns", 0);
+      window.complete = JsonBool(*doc, "complete", false);
       window.summary = KindSummary(window.kind, *doc);
       windows.push_back(std::move(window));
     }
@@ -199,14 +199,14 @@ struct PyprofTable {
 
 void AddRow(PyprofTable& table, const nlohmann::json& function) {
   PyprofRow row;
-  row.file = store::JsonString(function, "file");
-  row.line = store::JsonInt(function, "line", 0);
-  row.name = store::JsonString(function, "name");
+  row.file = JsonString(function, "file");
+  row.line = JsonInt(function, "line", 0);
+  row.name = JsonString(function, "name");
   PyprofRow& merged = table.rows.try_emplace(RowKey{row.file, row.line, row.name}, row).first->second;
-  merged.calls += store::JsonInt(function, "calls", 0);
-  merged.samples += store::JsonInt(function, "cumulative_samples", 0);
-  merged.self_s += store::JsonDouble(function, "self_s", 0);
-  merged.cumulative_s += store::JsonDouble(function, "cumulative_s", 0);
+  merged.calls += JsonInt(function, "calls", 0);
+  merged.samples += JsonInt(function, "cumulative_samples", 0);
+  merged.self_s += JsonDouble(function, "self_s", 0);
+  merged.cumulative_s += JsonDouble(function, "cumulative_s", 0);
 }
 
 nlohmann::json FinishTable(PyprofTable& table, const PyprofOptions& options) {
@@ -245,27 +245,27 @@ nlohmann::json BuildPyprofTables(const std::vector<DetailWindowFile>& windows, c
     if (!doc.ok()) continue;
     nlohmann::json header = {{"node", window.node}, {"pid", window.pid}, {"window", window.window},
                              {"file", window.file}, {"step_phase", window.step_phase}};
-    if (store::JsonString(*doc, "profiler") == "sampling") {
+    if (JsonString(*doc, "profiler") == "sampling") {
       PyprofTable table;
       table.header = header;
       table.header["profiler"] = "sampling";
       table.header["timer"] = nullptr;
-      table.header["samples"] = store::JsonInt(*doc, "samples", 0);
-      table.header["interval_s"] = store::JsonDouble(*doc, "interval_s", 0);
+      table.header["samples"] = JsonInt(*doc, "samples", 0);
+      table.header["interval_s"] = JsonDouble(*doc, "interval_s", 0);
       if (window.has_steps) {
         table.first_step = window.first_step;
         table.last_step = window.last_step;
       }
       table.profiled_s = (window.end_ns - window.start_ns) / 1e9;
-      for (const auto& function : store::JsonArray(*doc, "functions")) AddRow(table, function);
+      for (const auto& function : JsonArray(*doc, "functions")) AddRow(table, function);
       tables.push_back(FinishTable(table, options));
       continue;
     }
     // cProfile: one table per timer, merging the window's steps that used it (times of
     // different timers do not add up).
     std::vector<std::pair<std::string, PyprofTable>> by_timer;
-    for (const auto& profile : store::JsonArray(*doc, "profiles")) {
-      const std::string timer = store::JsonString(profile, "timer", "total_time");
+    for (const auto& profile : JsonArray(*doc, "profiles")) {
+      const std::string timer = JsonString(profile, "timer", "total_time");
       auto it = std::find_if(by_timer.begin(), by_timer.end(), [&](const auto& entry) { return entry.first == timer; });
       if (it == by_timer.end()) {
         PyprofTable table;
@@ -276,12 +276,12 @@ nlohmann::json BuildPyprofTables(const std::vector<DetailWindowFile>& windows, c
         it = std::prev(by_timer.end());
       }
       PyprofTable& table = it->second;
-      if (int64_t step = store::JsonInt(profile, "step", -1); step >= 0) {
+      if (int64_t step = JsonInt(profile, "step", -1); step >= 0) {
         table.first_step = std::min(table.first_step, step);
         table.last_step = std::max(table.last_step, step);
       }
-      table.profiled_s += (store::JsonInt(profile, "end_ns", 0) - store::JsonInt(profile, "start_ns", 0)) / 1e9;
-      for (const auto& function : store::JsonArray(profile, "functions")) AddRow(table, function);
+      table.profiled_s += (JsonInt(profile, "end_ns", 0) - JsonInt(profile, "start_ns", 0)) / 1e9;
+      for (const auto& function : JsonArray(profile, "functions")) AddRow(table, function);
     }
     for (auto& [timer, table] : by_timer) tables.push_back(FinishTable(table, options));
   }
@@ -292,32 +292,32 @@ std::string FormatPyprofTables(const nlohmann::json& tables) {
   std::string out;
   char line[512];
   for (const auto& table : tables) {
-    const bool sampling = store::JsonString(table, "profiler") == "sampling";
-    const std::string phase = store::JsonString(table, "step_phase");
+    const bool sampling = JsonString(table, "profiler") == "sampling";
+    const std::string phase = JsonString(table, "step_phase");
     std::string steps = "no steps";
-    if (const auto range = store::JsonArray(table, "steps"); range.size() == 2) {
+    if (const auto range = JsonArray(table, "steps"); range.size() == 2) {
       steps = range[1] == range[0] ? phase + " step " + range[0].dump()
                                    : phase + " steps " + range[0].dump() + "-" + range[1].dump();
     }
-    std::string how = sampling ? "sampling, " + std::to_string(store::JsonInt(table, "samples", 0)) + " samples"
-                               : "cprofile, timer " + store::JsonString(table, "timer");
+    std::string how = sampling ? "sampling, " + std::to_string(JsonInt(table, "samples", 0)) + " samples"
+                               : "cprofile, timer " + JsonString(table, "timer");
     std::snprintf(line, sizeof line, "python profile: node %s, pid %lld, window %lld, %s, %s, %.3f s, %lld functions\n",
-                  store::JsonString(table, "node").c_str(), static_cast<long long>(store::JsonInt(table, "pid", 0)),
-                  static_cast<long long>(store::JsonInt(table, "window", 0)), steps.c_str(), how.c_str(),
-                  store::JsonDouble(table, "profiled_s", 0),
-                  static_cast<long long>(store::JsonInt(table, "functions_total", 0)));
+                  JsonString(table, "node").c_str(), static_cast<long long>(JsonInt(table, "pid", 0)),
+                  static_cast<long long>(JsonInt(table, "window", 0)), steps.c_str(), how.c_str(),
+                  JsonDouble(table, "profiled_s", 0),
+                  static_cast<long long>(JsonInt(table, "functions_total", 0)));
     out += line;
     std::snprintf(line, sizeof line, "  %12s %12s %9s  %s\n", "self s", "cum s", sampling ? "samples" : "calls",
                   "function");
     out += line;
-    for (const auto& f : store::JsonArray(table, "functions")) {
+    for (const auto& f : JsonArray(table, "functions")) {
       std::string where;
-      const std::string file = store::JsonString(f, "file");
-      if (!file.empty() && file != "~") where = "  " + file + ":" + std::to_string(store::JsonInt(f, "line", 0));
-      std::snprintf(line, sizeof line, "  %12.6f %12.6f %9lld  ", store::JsonDouble(f, "self_s", 0),
-                    store::JsonDouble(f, "cumulative_s", 0),
-                    static_cast<long long>(store::JsonInt(f, sampling ? "samples" : "calls", 0)));
-      out += line + store::JsonString(f, "name") + where + "\n";
+      const std::string file = JsonString(f, "file");
+      if (!file.empty() && file != "~") where = "  " + file + ":" + std::to_string(JsonInt(f, "line", 0));
+      std::snprintf(line, sizeof line, "  %12.6f %12.6f %9lld  ", JsonDouble(f, "self_s", 0),
+                    JsonDouble(f, "cumulative_s", 0),
+                    static_cast<long long>(JsonInt(f, sampling ? "samples" : "calls", 0)));
+      out += line + JsonString(f, "name") + where + "\n";
     }
     out += "\n";
   }

@@ -13,7 +13,7 @@
 #include "export/chrome_trace_export.h"
 #include "export/csv_export.h"
 #include "export/sqlite_export.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 #include "store/run_directory.h"
 
 namespace stepscope::cli {
@@ -34,7 +34,7 @@ nlohmann::json FindingsDocument(const std::string& run, const analysis::Model& m
   const std::string path = DefaultRulesOutputDir(run) + "/rules.json";
   if (auto text = ReadRegularFile(path, Symlinks::kRefuse); text.ok()) {
     nlohmann::json document = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (document.is_object() && store::JsonField(document, "rules") != nullptr) {
+    if (document.is_object() && JsonField(document, "rules") != nullptr) {
       origin = "rules.json";
       return document;
     }
@@ -66,7 +66,7 @@ std::string ExportRunDirectory(const std::string& run) {
 std::string ExportJobName(const std::string& run_dir) {
   if (auto text = ReadRegularFile(run_dir + "/manifest.json", Symlinks::kRefuse, store::kMaxManifestBytes); text.ok()) {
     const nlohmann::json manifest = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    std::string job = store::JsonString(manifest, "job");
+    std::string job = JsonString(manifest, "job");
     if (!job.empty() && job.find('/') == std::string::npos && job != "." && job != "..") return job;
   }
   std::error_code error;

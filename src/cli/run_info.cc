@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "cli/detail_summary.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::cli {
 namespace {
@@ -46,21 +46,21 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const store::RunReader&
     auto manifest = nlohmann::json::parse(node.manifest_json, nullptr, false);
     if (manifest.is_object()) {
       // Manifests come from disk: every field is read without trusting its type.
-      job = store::JsonString(manifest, "job", job);
-      if (const auto* c = store::JsonField(manifest, "command"); c != nullptr && c->is_array()) {
+      job = JsonString(manifest, "job", job);
+      if (const auto* c = JsonField(manifest, "command"); c != nullptr && c->is_array()) {
         command = nlohmann::json::array();
         for (const auto& arg : *c) command.push_back(arg.is_string() ? arg.get<std::string>() : arg.dump());
       }
-      status = store::JsonString(manifest, "status", status);
-      ended = store::JsonObject(manifest, "exit");
-      ended["description"] = store::JsonString(manifest, "ended", status == "running" ? "still running, or the launcher died" : "");
-      if (int64_t t = store::JsonInt(manifest, "start_time_ns", -1); t >= 0) start_ns = std::min(start_ns, t);
-      if (int64_t t = store::JsonInt(manifest, "end_time_ns", -1); t >= 0) end_ns = std::max(end_ns, t);
-      entry["hosts"] = store::JsonArray(manifest, "hosts");
-      entry["pids"] = store::JsonObject(manifest, "pids");
-      entry["capabilities"] = store::JsonObject(manifest, "capabilities");
-      entry["status"] = store::JsonString(manifest, "status", "unknown");
-      entry["config"] = store::JsonObject(manifest, "config");
+      status = JsonString(manifest, "status", status);
+      ended = JsonObject(manifest, "exit");
+      ended["description"] = JsonString(manifest, "ended", status == "running" ? "still running, or the launcher died" : "");
+      if (int64_t t = JsonInt(manifest, "start_time_ns", -1); t >= 0) start_ns = std::min(start_ns, t);
+      if (int64_t t = JsonInt(manifest, "end_time_ns", -1); t >= 0) end_ns = std::max(end_ns, t);
+      entry["hosts"] = JsonArray(manifest, "hosts");
+      entry["pids"] = JsonObject(manifest, "pids");
+      entry["capabilities"] = JsonObject(manifest, "capabilities");
+      entry["status"] = JsonString(manifest, "status", "unknown");
+      entry["config"] = JsonObject(manifest, "config");
     } else {
       entry["status"] = "no manifest";
     }
@@ -117,7 +117,7 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const store::RunReader&
     auto meta = nlohmann::json::parse(stream.meta_json, nullptr, false);
     processes.push_back({{"node", stream.node}, {"stream", stream.name}, {"kind", stream.is_system ? "system" : "process"},
                          {"pid", stream.pid}, {"ppid", stream.ppid},
-                         {"command", store::JsonString(meta, "command")},
+                         {"command", JsonString(meta, "command")},
                          {"events", events_per_stream[i]}, {"records", stream.records},
                          {"dropped_events", stream.dropped_events},
                          {"bytes", stream.log_bytes + stream.ring_bytes}, {"compacted", stream.ring_bytes == 0}});
@@ -146,12 +146,12 @@ std::string FormatRunInfo(const nlohmann::json& info) {
   out << "ended      " << (ended.empty() ? info["status"].get<std::string>() : ended) << "\n";
   for (const auto& node : info["nodes"]) {
     out << "node       " << node["name"].get<std::string>();
-    const nlohmann::json capabilities = store::JsonObject(node, "capabilities");
+    const nlohmann::json capabilities = JsonObject(node, "capabilities");
     if (!capabilities.empty()) {
-      const nlohmann::json gpu = store::JsonObject(capabilities, "gpu");
-      out << "  gpu: " << (store::JsonBool(gpu, "available", false) ? std::to_string(store::JsonArray(gpu, "gpus").size()) + " GPU(s)" : "none");
-      out << "  cupti: " << (store::JsonBool(store::JsonObject(capabilities, "cupti"), "library_found", false) ? "found" : "absent");
-      out << "  perf counters: " << (store::JsonBool(store::JsonObject(capabilities, "perf_counters"), "available", false) ? "yes" : "no");
+      const nlohmann::json gpu = JsonObject(capabilities, "gpu");
+      out << "  gpu: " << (JsonBool(gpu, "available", false) ? std::to_string(JsonArray(gpu, "gpus").size()) + " GPU(s)" : "none");
+      out << "  cupti: " << (JsonBool(JsonObject(capabilities, "cupti"), "library_found", false) ? "found" : "absent");
+      out << "  perf counters: " << (JsonBool(JsonObject(capabilities, "perf_counters"), "available", false) ? "yes" : "no");
     }
     out << "\n";
   }

@@ -15,7 +15,7 @@
 #include "compare/compare_text.h"
 #include "compare/run_facts.h"
 #include "rules/rank_step_times.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 #include "store/run_reader.h"
 
 namespace stepscope::cli {
@@ -175,19 +175,19 @@ std::string FindingsSection(const json& rules_json, const std::string& source, c
       }
     }
   }
-  auto text_of = [](const json& object, const char* key) { return store::JsonString(object, key); };
+  auto text_of = [](const json& object, const char* key) { return JsonString(object, key); };
   // Severity first, then the larger estimated saving (unknown savings last), as the report.
   std::stable_sort(findings.begin(), findings.end(), [&](const json* x, const json* y) {
     const int rank_x = SeverityRank(text_of(*x, "severity")), rank_y = SeverityRank(text_of(*y, "severity"));
     if (rank_x != rank_y) return rank_x < rank_y;
-    return store::JsonDouble(*x, "estimated_saving", -1) > store::JsonDouble(*y, "estimated_saving", -1);
+    return JsonDouble(*x, "estimated_saving", -1) > JsonDouble(*y, "estimated_saving", -1);
   });
   if (findings.empty()) return text + "  None: no rule found anything to improve.\n";
   for (size_t i = 0; i < findings.size() && i < kSummaryFindings; ++i) {
     const json& finding = *findings[i];
     const std::string severity = text_of(finding, "severity");
     std::string title = text_of(finding, "rule") + ": " + text_of(finding, "title");
-    const double saving = store::JsonDouble(finding, "estimated_saving", -1);
+    const double saving = JsonDouble(finding, "estimated_saving", -1);
     if (saving > 0) title += compare::FormatLine(" (up to %.0f %% saving)", saving * 100.0);
     text += WrapText(title, "  " + paint.Severity(severity) + " ", 2 + severity.size() + 3, "      ");
     const std::string recommendation = text_of(finding, "recommendation");

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::compare {
 namespace {
@@ -46,10 +46,10 @@ RunFacts ComputeRunFacts(const analysis::Model& model, const std::string& path) 
       every_node_ended = false;
       continue;
     }
-    if (facts.job.empty()) facts.job = store::JsonString(manifest, "job");
-    if (facts.ended.empty()) facts.ended = store::JsonString(manifest, "ended");
-    const int64_t start_ns = store::JsonInt(manifest, "start_time_ns", 0);
-    const int64_t end_ns = store::JsonInt(manifest, "end_time_ns", 0);
+    if (facts.job.empty()) facts.job = JsonString(manifest, "job");
+    if (facts.ended.empty()) facts.ended = JsonString(manifest, "ended");
+    const int64_t start_ns = JsonInt(manifest, "start_time_ns", 0);
+    const int64_t end_ns = JsonInt(manifest, "end_time_ns", 0);
     if (start_ns > 0) manifest_start_ns = std::min(manifest_start_ns, start_ns);
     if (end_ns > 0) manifest_end_ns = std::max(manifest_end_ns, end_ns);
     else every_node_ended = false;

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "export/thread_tracks.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::exporting {
 namespace {
@@ -264,11 +264,6 @@ class TablesWriter {
 
   // Both tables exist (empty) when there is no rules document.
   Status WriteRules() {
-    using store::JsonArray;
-    using store::JsonBool;
-    using store::JsonInt;
-    using store::JsonObject;
-    using store::JsonString;
     const nlohmann::json rules = JsonArray(facts_.rules, "rules");
     STEPSCOPE_RETURN_IF_ERROR(sink_.BeginTable(kSchema[kRulesTable]));
     for (const nlohmann::json& rule : rules) {
@@ -289,7 +284,7 @@ class TablesWriter {
         const nlohmann::json evidence = JsonArray(finding, "evidence");
         const nlohmann::json first = evidence.empty() ? nlohmann::json::object() : evidence.front();
         const bool located = !evidence.empty();
-        const nlohmann::json* saving = store::JsonField(finding, "estimated_saving");
+        const nlohmann::json* saving = JsonField(finding, "estimated_saving");
         const std::string id = JsonString(finding, "id"), rule_name = JsonString(finding, "rule", JsonString(rule, "Rule")),
                           severity = JsonString(finding, "severity"), title = JsonString(finding, "title"),
                           recommendation = JsonString(finding, "recommendation"),

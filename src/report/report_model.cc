@@ -13,7 +13,7 @@
 #include "report/report_sections_steps.h"
 #include "rules/builtin_rules.h"
 #include "rules/profiler_report.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::report {
 
@@ -29,8 +29,8 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs) {
   context.start_ns = model.first_ns();
   context.end_ns = model.last_ns();
   if (context.run_info != nullptr) {
-    context.start_ns = store::JsonInt(inputs.run_info, "start_time_ns", context.start_ns);
-    context.end_ns = store::JsonInt(inputs.run_info, "end_time_ns", context.end_ns);
+    context.start_ns = JsonInt(inputs.run_info, "start_time_ns", context.start_ns);
+    context.end_ns = JsonInt(inputs.run_info, "end_time_ns", context.end_ns);
   }
   context.end_ns = std::max(context.end_ns, context.start_ns);
 
@@ -43,12 +43,12 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs) {
   document["limits"] = {{"max_points_per_series", kMaxPointsPerSeries}, {"max_table_rows", kMaxTableRows}};
   document["run"] = BuildRunSection(context, inputs.job, inputs.path);
   document["run"]["rules"] = {{"source", inputs.rules_source},
-                              {"status", store::JsonString(inputs.rules, "status")},
-                              {"windows_evaluated", store::JsonInt(inputs.rules, "windows_evaluated", 0)},
-                              {"scan_interval_us", store::JsonInt(inputs.rules, "scan_interval_us", 0)}};
+                              {"status", JsonString(inputs.rules, "status")},
+                              {"windows_evaluated", JsonInt(inputs.rules, "windows_evaluated", 0)},
+                              {"scan_interval_us", JsonInt(inputs.rules, "scan_interval_us", 0)}};
   // Which window grid the rules used (RULES.md §0): the rules section says so in one sentence.
   if (inputs.rules.is_object() && inputs.rules.contains("window_grid") && inputs.rules["window_grid"].is_object()) {
-    document["run"]["rules"]["window_grid"] = store::JsonString(inputs.rules["window_grid"], "description");
+    document["run"]["rules"]["window_grid"] = JsonString(inputs.rules["window_grid"], "description");
   }
   document["job_summary"] = BuildJobSummary(context);
   document["system_usage"] = BuildSystemUsage(context);
@@ -71,8 +71,8 @@ StatusOr<nlohmann::json> LoadOrEvaluateRules(const std::string& rules_json_path,
   if (auto text = ReadRegularFile(rules_json_path, Symlinks::kRefuse); text.ok()) {
     auto document = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     // A live run's rules.json is rewritten as windows close: only a finished one is the run's.
-    if (!document.is_discarded() && store::JsonBool(document, "finished", false) &&
-        store::JsonField(document, "rules") != nullptr && document["rules"].is_array()) {
+    if (!document.is_discarded() && JsonBool(document, "finished", false) &&
+        JsonField(document, "rules") != nullptr && document["rules"].is_array()) {
       *source = "rules.json";
       return document;
     }

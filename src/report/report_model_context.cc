@@ -1,22 +1,22 @@
 #include "report/report_model_context.h"
 
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::report {
 
 const nlohmann::json* ReportContext::Rule(std::string_view name) const {
   if (rules == nullptr) return nullptr;
-  const nlohmann::json* list = store::JsonField(*rules, "rules");
+  const nlohmann::json* list = JsonField(*rules, "rules");
   if (list == nullptr || !list->is_array()) return nullptr;
   for (const nlohmann::json& entry : *list) {
-    if (entry.is_object() && store::JsonString(entry, "Rule") == name) return &entry;
+    if (entry.is_object() && JsonString(entry, "Rule") == name) return &entry;
   }
   return nullptr;
 }
 
 nlohmann::json ReportContext::Details(std::string_view name) const {
   const nlohmann::json* entry = Rule(name);
-  return entry == nullptr ? nlohmann::json::object() : store::JsonObject(*entry, "Details");
+  return entry == nullptr ? nlohmann::json::object() : JsonObject(*entry, "Details");
 }
 
 bool ReportContext::HasGpuSeries() const {
@@ -29,9 +29,9 @@ bool ReportContext::HasGpuSeries() const {
 
 std::string ReportContext::NoGpuReason() const {
   if (run_info == nullptr) return "";
-  for (const nlohmann::json& node : store::JsonArray(*run_info, "nodes")) {
-    const nlohmann::json gpu = store::JsonObject(store::JsonObject(node, "capabilities"), "gpu");
-    std::string reason = store::JsonString(gpu, "reason");
+  for (const nlohmann::json& node : JsonArray(*run_info, "nodes")) {
+    const nlohmann::json gpu = JsonObject(JsonObject(node, "capabilities"), "gpu");
+    std::string reason = JsonString(gpu, "reason");
     if (!reason.empty()) return reason;
   }
   return "";

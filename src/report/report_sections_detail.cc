@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "report/report_model_series.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::report {
 namespace {
@@ -22,15 +22,15 @@ constexpr const char* kPreferredTimer = "total_time";
 std::string ChooseTableKind(const nlohmann::json& tables) {
   std::vector<std::string> kinds;
   for (const nlohmann::json& table : tables) {
-    const std::string profiler = store::JsonString(table, "profiler");
-    kinds.push_back(profiler == "sampling" ? "sampling" : store::JsonString(table, "timer"));
+    const std::string profiler = JsonString(table, "profiler");
+    kinds.push_back(profiler == "sampling" ? "sampling" : JsonString(table, "timer"));
   }
   if (std::find(kinds.begin(), kinds.end(), kPreferredTimer) != kinds.end()) return kPreferredTimer;
   return kinds.empty() ? "" : kinds.front();
 }
 
 std::string TableKind(const nlohmann::json& table) {
-  return store::JsonString(table, "profiler") == "sampling" ? "sampling" : store::JsonString(table, "timer");
+  return JsonString(table, "profiler") == "sampling" ? "sampling" : JsonString(table, "timer");
 }
 
 struct FunctionTotal {
@@ -61,20 +61,20 @@ nlohmann::json BuildPythonProfile(const ReportContext& context) {
   std::set<std::tuple<std::string, int64_t, int64_t>> seen_windows;
   double profiled_s = 0;
   for (const nlohmann::json& table : tables) {
-    const std::string node = store::JsonString(table, "node");
-    const int64_t pid = store::JsonInt(table, "pid", 0), window = store::JsonInt(table, "window", 0);
+    const std::string node = JsonString(table, "node");
+    const int64_t pid = JsonInt(table, "pid", 0), window = JsonInt(table, "window", 0);
     if (TableKind(table) != kind) continue;
-    profiled_s += store::JsonDouble(table, "profiled_s", 0);
+    profiled_s += JsonDouble(table, "profiled_s", 0);
     if (seen_windows.insert({node, pid, window}).second) {
       windows.push_back({{"node", node}, {"pid", pid}, {"window", window}, {"steps", table.contains("steps") ? table["steps"] : nullptr},
-                         {"step_phase", store::JsonString(table, "step_phase")}});
+                         {"step_phase", JsonString(table, "step_phase")}});
     }
-    for (const nlohmann::json& f : store::JsonArray(table, "functions")) {
+    for (const nlohmann::json& f : JsonArray(table, "functions")) {
       FunctionTotal& total =
-          merged[{store::JsonString(f, "name"), store::JsonInt(f, "line", 0), store::JsonString(f, "file")}];
-      total.calls += store::JsonInt(f, sampling ? "samples" : "calls", 0);
-      total.self_s += store::JsonDouble(f, "self_s", 0);
-      total.cumulative_s += store::JsonDouble(f, "cumulative_s", 0);
+          merged[{JsonString(f, "name"), JsonInt(f, "line", 0), JsonString(f, "file")}];
+      total.calls += JsonInt(f, sampling ? "samples" : "calls", 0);
+      total.self_s += JsonDouble(f, "self_s", 0);
+      total.cumulative_s += JsonDouble(f, "cumulative_s", 0);
     }
   }
   std::vector<std::pair<std::tuple<std::string, int64_t, std::string>, FunctionTotal>> rows(merged.begin(), merged.end());
@@ -104,7 +104,7 @@ nlohmann::json BuildOperatorsSection(const ReportContext& context) {
     return Unavailable("Operator tables come from the operators detail windows of a stepscope run; this run was " +
                        SourceDescription(model) + ".");
   }
-  const nlohmann::json listed = context.run_info != nullptr ? store::JsonArray(*context.run_info, "detail_windows")
+  const nlohmann::json listed = context.run_info != nullptr ? JsonArray(*context.run_info, "detail_windows")
                                                             : nlohmann::json::array();
   const analysis::StringId cpu_phase = model.FindString("cpu_functions");
   const analysis::StringId cpu_op = model.FindString("cpu_op");
@@ -113,14 +113,14 @@ nlohmann::json BuildOperatorsSection(const ReportContext& context) {
   nlohmann::json windows = nlohmann::json::array();
   std::vector<std::string> unreadable;
   for (const nlohmann::json& window : listed) {
-    if (store::JsonString(window, "kind") != "operators") continue;
+    if (JsonString(window, "kind") != "operators") continue;
     if (window.contains("error")) {
-      unreadable.push_back(store::JsonString(window, "file") + ": " + store::JsonString(window, "error"));
+      unreadable.push_back(JsonString(window, "file") + ": " + JsonString(window, "error"));
       continue;
     }
-    const std::string node_name = store::JsonString(window, "node");
-    const int64_t pid = store::JsonInt(window, "pid", 0);
-    const int64_t start_ns = store::JsonInt(window, "start_ns", 0), end_ns = store::JsonInt(window, "end_ns", 0);
+    const std::string node_name = JsonString(window, "node");
+    const int64_t pid = JsonInt(window, "pid", 0);
+    const int64_t start_ns = JsonInt(window, "start_ns", 0), end_ns = JsonInt(window, "end_ns", 0);
     uint32_t node = UINT32_MAX;
     for (uint32_t i = 0; i < model.nodes().size(); ++i) {
       if (model.nodes()[i].name == node_name) node = i;
@@ -163,9 +163,9 @@ nlohmann::json BuildOperatorsSection(const ReportContext& context) {
     }
     windows.push_back({{"node", node_name},
                        {"pid", pid},
-                       {"window", store::JsonInt(window, "window", 0)},
+                       {"window", JsonInt(window, "window", 0)},
                        {"steps", window.contains("steps") ? window["steps"] : nullptr},
-                       {"step_phase", store::JsonString(window, "step_phase")},
+                       {"step_phase", JsonString(window, "step_phase")},
                        {"start_ns", start_ns},
                        {"end_ns", end_ns},
                        {"operators_total", rows.size()},

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "report/report_model_series.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::report {
 namespace {
@@ -38,7 +38,7 @@ std::vector<std::string> UsageSentences(const std::string& node, const nlohmann:
   std::vector<std::string> sentences;
   auto p95 = [&](const char* metric) -> double {
     for (const nlohmann::json& m : metrics) {
-      if (store::JsonString(m, "metric") == metric) return store::JsonDouble(m, "p95", NAN);
+      if (JsonString(m, "metric") == metric) return JsonDouble(m, "p95", NAN);
     }
     return NAN;
   };
@@ -114,18 +114,18 @@ nlohmann::json BuildRunSection(const ReportContext& context, const std::string& 
   const analysis::Model& model = *context.model;
   const nlohmann::json info = context.run_info != nullptr ? *context.run_info : nlohmann::json::object();
   nlohmann::json run;
-  const std::string info_job = store::JsonString(info, "job");
+  const std::string info_job = JsonString(info, "job");
   run["job"] = info_job.empty() ? job : info_job;
   run["path"] = path;
   run["source"] = analysis::ModelSourceName(model.source());
-  run["command"] = store::JsonArray(info, "command");
+  run["command"] = JsonArray(info, "command");
   run["start_ns"] = context.start_ns;
   run["end_ns"] = context.end_ns;
   run["duration_s"] = NsToS(context.end_ns - context.start_ns);
-  const nlohmann::json ended = store::JsonObject(info, "ended");
+  const nlohmann::json ended = JsonObject(info, "ended");
   if (context.run_info != nullptr && !ended.empty()) {
     run["ended"] = {{"code", ended.contains("code") ? ended["code"] : nlohmann::json()},
-                    {"description", store::JsonString(ended, "description", store::JsonString(info, "status"))}};
+                    {"description", JsonString(ended, "description", JsonString(info, "status"))}};
   } else {
     run["ended"] = nullptr;
   }
@@ -140,14 +140,14 @@ nlohmann::json BuildRunSection(const ReportContext& context, const std::string& 
   run["nodes"] = std::move(nodes);
   run["instance_type"] = instance_type.empty() ? nlohmann::json() : nlohmann::json(instance_type);
   run["instance_count"] = instance_count > 0 ? nlohmann::json(instance_count) : nlohmann::json();
-  run["dropped_events"] = store::JsonUint(info, "dropped_events", 0);
+  run["dropped_events"] = JsonUint(info, "dropped_events", 0);
   // The model's problems include the store's; a problem is listed once.
   nlohmann::json problems = nlohmann::json::array();
   std::set<std::string> seen;
   for (const analysis::Problem& problem : model.problems()) {
     if (seen.insert(problem.sentence).second) problems.push_back(problem.sentence);
   }
-  for (const nlohmann::json& problem : store::JsonArray(info, "problems")) {
+  for (const nlohmann::json& problem : JsonArray(info, "problems")) {
     if (problem.is_string() && seen.insert(problem.get<std::string>()).second) problems.push_back(problem);
   }
   run["problems"] = std::move(problems);
@@ -195,10 +195,10 @@ nlohmann::json BuildSystemUsage(const ReportContext& context) {
   for (const analysis::NodeFacts& node : model.nodes()) {
     nlohmann::json metrics = nlohmann::json::array();
     for (const UsageMetric& metric : kUsageMetrics) {
-      const nlohmann::json stats = store::JsonObject(store::JsonObject(details, metric.key), node.name.c_str());
+      const nlohmann::json stats = JsonObject(JsonObject(details, metric.key), node.name.c_str());
       if (stats.empty()) continue;
       nlohmann::json row = {{"metric", metric.key}, {"unit", metric.unit}};
-      for (const char* key : {"max", "p99", "p95", "p50", "min"}) row[key] = store::JsonDouble(stats, key, 0);
+      for (const char* key : {"max", "p99", "p95", "p50", "min"}) row[key] = JsonDouble(stats, key, 0);
       metrics.push_back(std::move(row));
     }
     std::vector<std::string> sentences = UsageSentences(node.name, metrics);

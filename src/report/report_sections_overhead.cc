@@ -7,7 +7,7 @@
 
 #include "analysis/vocabulary.h"
 #include "report/report_model_series.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::report {
 
@@ -22,9 +22,9 @@ nlohmann::json SamplerCpuPct(const analysis::Model& model) {
     if (node.manifest_json.empty()) continue;
     const nlohmann::json manifest = nlohmann::json::parse(node.manifest_json, nullptr, /*allow_exceptions=*/false);
     if (!manifest.is_object()) continue;
-    const double duration_s = store::JsonDouble(manifest, "duration_s", 0);
-    const nlohmann::json sampler = store::JsonObject(manifest, "sampler");
-    const double cpu_ns = store::JsonDouble(sampler, "cpu_ns", -1);
+    const double duration_s = JsonDouble(manifest, "duration_s", 0);
+    const nlohmann::json sampler = JsonObject(manifest, "sampler");
+    const double cpu_ns = JsonDouble(sampler, "cpu_ns", -1);
     if (duration_s <= 0 || cpu_ns < 0) continue;
     highest_pct = std::max(highest_pct, cpu_ns / (duration_s * 1e9) * 100.0);
   }
@@ -66,8 +66,8 @@ nlohmann::json BuildOverhead(const ReportContext& context) {
     spans.push_back({{"name", rows[i].first}, {"count", rows[i].second.count}, {"total_ms", NsToMs(rows[i].second.ns)}});
   }
   return {{"available", true},
-          {"dropped_events", store::JsonUint(info, "dropped_events", 0)},
-          {"bytes_on_disk", store::JsonObject(info, "bytes_on_disk")},
+          {"dropped_events", JsonUint(info, "dropped_events", 0)},
+          {"bytes_on_disk", JsonObject(info, "bytes_on_disk")},
           {"spans", std::move(spans)},
           {"sampler_cpu_pct", SamplerCpuPct(model)}};
 }
@@ -78,8 +78,8 @@ nlohmann::json BuildCapabilities(const ReportContext& context) {
                        ": what its machines could measure (NVML, CUPTI, perf counters) was not recorded.");
   }
   nlohmann::json nodes = nlohmann::json::array();
-  for (const nlohmann::json& node : store::JsonArray(*context.run_info, "nodes")) {
-    nodes.push_back({{"node", store::JsonString(node, "name")}, {"capabilities", store::JsonObject(node, "capabilities")}});
+  for (const nlohmann::json& node : JsonArray(*context.run_info, "nodes")) {
+    nodes.push_back({{"node", JsonString(node, "name")}, {"capabilities", JsonObject(node, "capabilities")}});
   }
   return {{"available", true}, {"nodes", std::move(nodes)}};
 }

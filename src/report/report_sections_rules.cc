@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "report/report_model_series.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::report {
 namespace {
@@ -34,7 +34,7 @@ int SeverityRank(const std::string& severity) {
 
 const nlohmann::json& RuleEntries(const ReportContext& context) {
   static const nlohmann::json kNone = nlohmann::json::array();
-  const nlohmann::json* list = context.rules != nullptr ? store::JsonField(*context.rules, "rules") : nullptr;
+  const nlohmann::json* list = context.rules != nullptr ? JsonField(*context.rules, "rules") : nullptr;
   return list != nullptr && list->is_array() ? *list : kNone;
 }
 
@@ -55,7 +55,7 @@ bool HasWorkloadsToCompare(const nlohmann::json& details) {
   if (!details.is_object()) return false;
   size_t nodes_with_workloads = 0;
   for (const auto& [node, entry] : details.items()) {
-    const nlohmann::json* workloads = store::JsonField(entry, "workloads");
+    const nlohmann::json* workloads = JsonField(entry, "workloads");
     if (workloads == nullptr || !workloads->is_object() || workloads->empty()) continue;
     if (workloads->size() >= 2) return true;
     ++nodes_with_workloads;
@@ -72,21 +72,21 @@ nlohmann::json BuildRulesList(const ReportContext& context) {
   }
   // Most triggered first; rules.json's order (RULES.md order) otherwise.
   std::stable_sort(entries.begin(), entries.end(), [](const nlohmann::json* a, const nlohmann::json* b) {
-    return store::JsonInt(*a, "RuleTriggered", 0) > store::JsonInt(*b, "RuleTriggered", 0);
+    return JsonInt(*a, "RuleTriggered", 0) > JsonInt(*b, "RuleTriggered", 0);
   });
   nlohmann::json rules = nlohmann::json::array();
   for (const nlohmann::json* entry : entries) {
     bool truncated = false;
-    nlohmann::json rule = {{"rule", store::JsonString(*entry, "Rule")},
-                           {"description", store::JsonString(*entry, "description")},
-                           {"recommendation", store::JsonString(*entry, "recommendation")},
-                           {"triggered", store::JsonInt(*entry, "RuleTriggered", 0)},
-                           {"violations", store::JsonInt(*entry, "Violations", 0)},
-                           {"datapoints", store::JsonInt(*entry, "Datapoints", 0)},
-                           {"reporting", store::JsonBool(*entry, "reporting", false)},
-                           {"parameters", ParametersObject(store::JsonString(*entry, "RuleParameters"))},
-                           {"last_trigger_ns", store::JsonInt(*entry, "last_trigger_ns", -1)},
-                           {"details", BoundedDetails(store::JsonObject(*entry, "Details"), kMaxDetailEntries, &truncated)}};
+    nlohmann::json rule = {{"rule", JsonString(*entry, "Rule")},
+                           {"description", JsonString(*entry, "description")},
+                           {"recommendation", JsonString(*entry, "recommendation")},
+                           {"triggered", JsonInt(*entry, "RuleTriggered", 0)},
+                           {"violations", JsonInt(*entry, "Violations", 0)},
+                           {"datapoints", JsonInt(*entry, "Datapoints", 0)},
+                           {"reporting", JsonBool(*entry, "reporting", false)},
+                           {"parameters", ParametersObject(JsonString(*entry, "RuleParameters"))},
+                           {"last_trigger_ns", JsonInt(*entry, "last_trigger_ns", -1)},
+                           {"details", BoundedDetails(JsonObject(*entry, "Details"), kMaxDetailEntries, &truncated)}};
     if (truncated) rule["details_truncated"] = true;
     rules.push_back(std::move(rule));
   }
@@ -96,21 +96,21 @@ nlohmann::json BuildRulesList(const ReportContext& context) {
 nlohmann::json BuildFindings(const ReportContext& context) {
   std::vector<nlohmann::json> findings;
   for (const nlohmann::json& entry : RuleEntries(context)) {
-    for (const nlohmann::json& finding : store::JsonArray(entry, "findings")) {
+    for (const nlohmann::json& finding : JsonArray(entry, "findings")) {
       if (!finding.is_object()) continue;
-      nlohmann::json out = {{"id", store::JsonString(finding, "id")},
-                            {"rule", store::JsonString(finding, "rule", store::JsonString(entry, "Rule"))},
-                            {"severity", store::JsonString(finding, "severity", "info")},
-                            {"title", store::JsonString(finding, "title")},
-                            {"recommendation", store::JsonString(finding, "recommendation")},
-                            {"next_step", store::JsonString(finding, "next_step")},
+      nlohmann::json out = {{"id", JsonString(finding, "id")},
+                            {"rule", JsonString(finding, "rule", JsonString(entry, "Rule"))},
+                            {"severity", JsonString(finding, "severity", "info")},
+                            {"title", JsonString(finding, "title")},
+                            {"recommendation", JsonString(finding, "recommendation")},
+                            {"next_step", JsonString(finding, "next_step")},
                             {"estimated_saving", nullptr},
-                            {"saving_basis", store::JsonString(finding, "saving_basis")}};
-      if (const nlohmann::json* saving = store::JsonField(finding, "estimated_saving");
+                            {"saving_basis", JsonString(finding, "saving_basis")}};
+      if (const nlohmann::json* saving = JsonField(finding, "estimated_saving");
           saving != nullptr && saving->is_number()) {
         out["estimated_saving"] = *saving;
       }
-      const nlohmann::json evidence = store::JsonArray(finding, "evidence");
+      const nlohmann::json evidence = JsonArray(finding, "evidence");
       nlohmann::json kept = nlohmann::json::array();
       for (size_t i = 0; i < evidence.size() && i < kMaxEvidencePerFinding; ++i) kept.push_back(evidence[i]);
       out["evidence"] = std::move(kept);
@@ -122,7 +122,7 @@ nlohmann::json BuildFindings(const ReportContext& context) {
   std::sort(findings.begin(), findings.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
     const auto key = [](const nlohmann::json& f) {
       return std::make_tuple(-SeverityRank(f["severity"].get<std::string>()),
-                             -store::JsonDouble(f, "estimated_saving", -1.0), f["id"].get<std::string>());
+                             -JsonDouble(f, "estimated_saving", -1.0), f["id"].get<std::string>());
     };
     return key(a) < key(b);
   });

@@ -12,7 +12,7 @@
 #include "analysis/vocabulary.h"
 #include "report/report_model_series.h"
 #include "rules/rank_step_times.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 
 namespace stepscope::report {
 namespace {
@@ -152,7 +152,7 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
     return Unavailable("No training step was recorded (" + SourceDescription(model) +
                        "): mark steps with stepscope.step() or the torch integration.");
   }
-  const nlohmann::json outliers_by_node = store::JsonObject(context.Details("StepOutlier"), "step_details");
+  const nlohmann::json outliers_by_node = JsonObject(context.Details("StepOutlier"), "step_details");
   nlohmann::json nodes = nlohmann::json::array();
   for (const auto& [key, indices] : groups) {
     const std::string& node = model.nodes()[key.first].name;
@@ -172,8 +172,8 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
     const analysis::Histogram histogram = analysis::EqualBinHistogram(duration_ms, kStepHistogramBins);
     nlohmann::json counts = nlohmann::json::array();
     for (double count : histogram.counts) counts.push_back(static_cast<int64_t>(count));
-    const nlohmann::json outliers = store::JsonArray(
-        store::JsonObject(store::JsonObject(outliers_by_node, node.c_str()), std::string(full_phase).c_str()),
+    const nlohmann::json outliers = JsonArray(
+        JsonObject(JsonObject(outliers_by_node, node.c_str()), std::string(full_phase).c_str()),
         "step_numbers");
 
     const std::vector<size_t> kept = MinMaxDownsample(duration_ms, kMaxPointsPerSeries);

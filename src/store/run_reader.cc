@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "base/file_system.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 #include "store/run_directory.h"
 #include "store/stream_reader.h"
 

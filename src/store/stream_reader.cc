@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/file_system.h"
-#include "store/json_fields.h"
+#include "base/json_fields.h"
 #include "store/log_file.h"
 #include "store/stream_writer.h"
 #include "store/varint.h"

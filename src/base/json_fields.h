@@ -1,6 +1,6 @@
 // Exception-free reads of fields from JSON that came from disk (manifests, meta and stats
-// frames). nlohmann::json's value()/get() throw on a type mismatch; bytes from a file must never
-// be able to do that, so readers go through these.
+// frames, rule outputs, configs). nlohmann::json's value()/get() throw on a type mismatch; bytes
+// from a file must never be able to do that, so readers go through these. Header-only.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace stepscope::store {
+namespace stepscope {
 
 inline const nlohmann::json* JsonField(const nlohmann::json& object, const char* key) {
   if (!object.is_object()) return nullptr;
@@ -53,4 +53,4 @@ inline nlohmann::json JsonArray(const nlohmann::json& object, const char* key) {
   return field != nullptr && field->is_array() ? *field : nlohmann::json::array();
 }
 
-}  // namespace stepscope::store
+}  // namespace stepscope

@@ -9,6 +9,7 @@
 
 #include "analysis/model.h"
 #include "analysis/run_loader.h"
+#include "status_exception.h"
 
 namespace py = pybind11;
 
@@ -17,18 +18,13 @@ namespace {
 
 using analysis::Model;
 
-[[noreturn]] void ThrowLoadError(const Status& status) {
-  PyObject* type = status.code() == StatusCode::kNotFound ? PyExc_FileNotFoundError : PyExc_ValueError;
-  PyErr_SetString(type, status.message().c_str());
-  throw py::error_already_set();
-}
 
 std::shared_ptr<Model> LoadRun(const std::string& path) {
   StatusOr<Model> model = [&] {
     py::gil_scoped_release release;
     return analysis::LoadRun(path);
   }();
-  if (!model.ok()) ThrowLoadError(model.status());
+  if (!model.ok()) ThrowStatus(model.status());
   return std::make_shared<Model>(std::move(model).value());
 }
 

@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "name_cache.h"
 #include "recorder/recorder.h"
+#include "status_exception.h"
 #include "store/format.h"
 
 namespace py = pybind11;
@@ -26,13 +27,6 @@ namespace {
 // A detail file is bounded by the writers' caps (docs/detail-windows.md); anything that inflates
 // past this is not one of ours, and must not exhaust the notebook's memory.
 constexpr size_t kMaxDecompressedBytes = size_t{1} << 30;
-
-[[noreturn]] void ThrowStatus(const Status& status) {
-  const bool bad_input = status.code() == StatusCode::kDataLoss || status.code() == StatusCode::kInvalidArgument;
-  PyObject* type = bad_input ? PyExc_ValueError : PyExc_OSError;
-  PyErr_SetString(type, status.message().c_str());
-  throw py::error_already_set();
-}
 
 Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
   while (!bytes.empty()) {

@@ -11,6 +11,7 @@
 
 #include "analysis/run_loader.h"
 #include "rules/profiler_report.h"
+#include "status_exception.h"
 
 namespace py = pybind11;
 
@@ -231,7 +232,7 @@ py::object RunRules(const std::string& path, const py::list& custom, const std::
     py::gil_scoped_release release;
     return analysis::LoadRun(path);
   }();
-  if (!model.ok()) throw py::value_error(model.status().message());
+  if (!model.ok()) ThrowStatus(model.status());
   std::vector<std::unique_ptr<rules::Rule>> selected;
   for (const rules::RuleFactory& factory : rules::BuiltinRules()) {
     bool wanted = only.empty();
@@ -241,11 +242,11 @@ py::object RunRules(const std::string& path, const py::list& custom, const std::
   for (auto rule : custom) selected.push_back(std::make_unique<PythonRule>(py::reinterpret_borrow<py::object>(rule)));
   rules::ProfilerReport report(std::move(selected), rules::BuiltinRules());
   for (const std::string& assignment : parameters) {
-    if (Status status = report.SetParameter(assignment); !status.ok()) throw py::value_error(status.message());
+    if (Status status = report.SetParameter(assignment); !status.ok()) ThrowStatus(status);
   }
   report.Finish(*model);
   if (!out_dir.empty()) {
-    if (Status status = report.WriteOutputs(out_dir); !status.ok()) throw py::value_error(status.message());
+    if (Status status = report.WriteOutputs(out_dir); !status.ok()) ThrowStatus(status);
   }
   return py::module_::import("json").attr("loads")(rules::DumpJson(report.RulesJson()));
 }

@@ -9,23 +9,12 @@
 #include "base/status.h"
 #include "store/run_reader.h"
 #include "store/stream_reader.h"
+#include "status_exception.h"
 
 namespace py = pybind11;
 
 namespace stepscope::python {
 namespace {
-
-[[noreturn]] void ThrowStatus(const Status& status) {
-  PyObject* type = PyExc_RuntimeError;
-  switch (status.code()) {
-    case StatusCode::kNotFound: type = PyExc_FileNotFoundError; break;
-    case StatusCode::kInvalidArgument: type = PyExc_ValueError; break;
-    case StatusCode::kIoError: type = PyExc_OSError; break;
-    default: break;
-  }
-  PyErr_SetString(type, status.message().c_str());
-  throw py::error_already_set();
-}
 
 bool IsDirectoryPath(const std::string& path) {
   struct stat info;

@@ -1,0 +1,89 @@
+"""The component-dependency check passes on the tree and catches each kind of violation on a
+small synthetic tree (so a new violation in the real tree would fail this suite)."""
+import os
+import textwrap
+
+import check_dependencies
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def write(root, path, text):
+    full = os.path.join(root, path)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, "w", encoding="utf-8") as f:
+        f.write(textwrap.dedent(text))
+
+
+def small_tree(root):
+    """base <- store <- analysis, as STYLE.md allows."""
+    write(root, "src/base/CMakeLists.txt", """
+        add_library(stepscope_base STATIC status.cc)
+        add_library(stepscope::base ALIAS stepscope_base)
+    """)
+    write(root, "src/base/status.cc", '#include "base/status.h"\n')
+    write(root, "src/store/CMakeLists.txt", """
+        add_library(stepscope_store STATIC log.cc)
+        add_library(stepscope::store ALIAS stepscope_store)
+        target_link_libraries(stepscope_store PUBLIC stepscope::base)
+        stepscope_add_unittest(store_unittests SOURCES log_unittest.cc LIBS stepscope::store stepscope::analysis)
+    """)
+    write(root, "src/store/log.cc", '#include "store/log.h"\n#include "base/status.h"\n')
+    write(root, "src/store/log_unittest.cc", '#include "analysis/model.h"\n')
+    write(root, "src/analysis/CMakeLists.txt", """
+        add_library(stepscope_analysis STATIC model.cc)
+        add_library(stepscope::analysis ALIAS stepscope_analysis)
+        target_link_libraries(stepscope_analysis
+          PUBLIC stepscope::base stepscope::store)
+    """)
+    write(root, "src/analysis/model.cc", '#include "analysis/model.h"\n#include "base/status.h"\n#include "store/log.h"\n')
+
+
+def test_the_repository_follows_the_dependency_direction():
+    assert check_dependencies.violations(REPO) == []
+
+
+def test_a_clean_tree_passes_and_tests_may_include_anything(tmp_path):
+    small_tree(str(tmp_path))
+    assert check_dependencies.violations(str(tmp_path)) == []
+
+
+def test_an_include_against_the_direction_is_caught(tmp_path):
+    small_tree(str(tmp_path))
+    write(str(tmp_path), "src/store/reader.cc", '#include "analysis/model.h"\n')
+    assert check_dependencies.violations(str(tmp_path)) == [
+        "src/store/reader.cc: store includes analysis, against STYLE.md's dependency direction"]
+
+
+def test_an_include_without_a_link_is_caught(tmp_path):
+    small_tree(str(tmp_path))
+    write(str(tmp_path), "src/analysis/CMakeLists.txt", """
+        add_library(stepscope_analysis STATIC model.cc)
+        add_library(stepscope::analysis ALIAS stepscope_analysis)
+        target_link_libraries(stepscope_analysis PUBLIC stepscope::store)
+    """)
+    assert check_dependencies.violations(str(tmp_path)) == [
+        "src/analysis/model.cc: analysis includes base without linking it"]
+
+
+def test_a_link_against_the_direction_or_unused_is_caught(tmp_path):
+    small_tree(str(tmp_path))
+    write(str(tmp_path), "src/base/CMakeLists.txt", """
+        add_library(stepscope_base STATIC status.cc)
+        add_library(stepscope::base ALIAS stepscope_base)
+        target_link_libraries(stepscope_base PRIVATE stepscope::store)
+    """)
+    write(str(tmp_path), "src/analysis/model.cc", '#include "analysis/model.h"\n#include "base/status.h"\n')
+    assert check_dependencies.violations(str(tmp_path)) == [
+        "analysis: target_link_libraries(stepscope_analysis ...) links store, which none of its sources include",
+        "base: target_link_libraries(stepscope_base ...) links store, against STYLE.md's dependency direction",
+    ]
+
+
+def test_the_command_line_exits_non_zero_with_one_line_per_violation(tmp_path, capsys):
+    small_tree(str(tmp_path))
+    write(str(tmp_path), "src/store/reader.cc", '#include "analysis/model.h"\n')
+    assert check_dependencies.main(["check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["src/store/reader.cc: store includes analysis, against STYLE.md's dependency direction",
+                   "1 dependency violation(s); STYLE.md §1 gives the direction"]

@@ -62,7 +62,7 @@ TEST(SyntheticRun, LoadsBackExactlyAsAStepscopeRunAndAsItsSageMakerTwin) {
   ASSERT_EQ(stepscope_model->nodes().size(), 1u);
   EXPECT_EQ(stepscope_model->nodes()[0].cpu_cores, 4);
   EXPECT_EQ(stepscope_model->nodes()[0].gpu_count, 4);
-  EXPECT_TRUE(stepscope_model->problems().empty()) << stepscope_model->problems()[0];
+  EXPECT_TRUE(stepscope_model->problems().empty()) << stepscope_model->problems()[0].sentence;
 
   auto sagemaker_model = analysis::ImportSageMaker(summary->sagemaker_dir);
   ASSERT_TRUE(sagemaker_model.ok()) << sagemaker_model.status().message();

@@ -1,4 +1,4 @@
-#include "platform/nvml/nvml_gpu_source.h"
+#include "sampler/nvml_gpu_source.h"
 
 #include <algorithm>
 #include <cassert>

@@ -1,4 +1,4 @@
-#include "platform/nvml/nvml_gpu_source.h"
+#include "sampler/nvml_gpu_source.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

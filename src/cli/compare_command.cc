@@ -6,6 +6,7 @@
 
 #include "analysis/run_loader.h"
 #include "base/file_system.h"
+#include "cli/run_problems.h"
 #include "compare/compare_text.h"
 #include "compare/run_comparison.h"
 #include "compare/run_cost.h"
@@ -64,6 +65,8 @@ int CompareCommand(const CompareInvocation& invocation) {
     PrintError("RUN_B: " + b.status().message());
     return kExitError;
   }
+  PrintRunProblems(a->problems(), "stepscope compare: RUN_A: ", invocation.run_a);
+  PrintRunProblems(b->problems(), "stepscope compare: RUN_B: ", invocation.run_b);
   compare::ComparedRun run_a{&*a, invocation.run_a, invocation.instance_a, invocation.count_a};
   compare::ComparedRun run_b{&*b, invocation.run_b, invocation.instance_b, invocation.count_b};
   const nlohmann::json document =

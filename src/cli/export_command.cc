@@ -10,6 +10,7 @@
 #include "analysis/run_loader.h"
 #include "base/file_system.h"
 #include "cli/rules_command.h"
+#include "cli/run_problems.h"
 #include "export/chrome_trace_export.h"
 #include "export/csv_export.h"
 #include "export/sqlite_export.h"
@@ -89,6 +90,7 @@ int ExportCommand(const ExportInvocation& invocation) {
     PrintError(model.status().message());
     return kExitError;
   }
+  PrintRunProblems(model->problems(), "stepscope export: ", invocation.run);
   const std::string run_dir = ExportRunDirectory(invocation.run);
   const std::string job = ExportJobName(run_dir);
   const std::string out = invocation.out.empty() ? DefaultExportPath(run_dir, job, invocation.format) : invocation.out;

@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <ctime>
 #include <future>
+#include <optional>
 
 #include "analysis/run_loader.h"
 #include "base/file_system.h"
 #include "cli/detail_summary.h"
 #include "cli/rules_command.h"
 #include "cli/run_info.h"
+#include "cli/run_problems.h"
 #include "report/report_model.h"
 #include "store/run_reader.h"
 #include "report/report_html.h"
@@ -61,29 +63,31 @@ Status WriteText(const std::string& path, const std::string& text) {
 // capabilities, drops, bytes) and the python windows' tables. Null facts when it is not a
 // stepscope run or cannot be read (the model's sections then say why).
 struct RunFacts {
-  nlohmann::json info;
+  std::optional<store::RunReader> run;  // `stepscope info`'s facts are built from it and the model
   nlohmann::json python_tables;
 };
 RunFacts ReadRunFacts(const std::string& run_path) {
   RunFacts facts;
   DiscardSamples discard;
   if (auto run = store::RunReader::Open(run_path, &discard); run.ok()) {
-    facts.info = BuildRunInfo(run_path, *run);
+    facts.run = std::move(*run);
     PyprofOptions every_function;
     every_function.top = INT_MAX;  // the report merges windows, then cuts to its own top
-    facts.python_tables = BuildPyprofTables(ListDetailWindows(run->nodes()), every_function);
+    facts.python_tables = BuildPyprofTables(ListDetailWindows(facts.run->nodes()), every_function);
   }
   return facts;
 }
 
 }  // namespace
 
-StatusOr<nlohmann::json> BuildRunReportModel(const std::string& run_path, int64_t generated_at_ns) {
+StatusOr<nlohmann::json> BuildRunReportModel(const std::string& run_path, int64_t generated_at_ns,
+                                             std::vector<analysis::Problem>* problems) {
   // The facts need a second read of the store (RunReader decodes every framework event: seconds
   // for a 24 h run); it overlaps the load and the rules on another thread. An imported run has
   // no store: the read fails fast and its result is ignored.
   std::future<RunFacts> facts = std::async(std::launch::async, ReadRunFacts, run_path);
   STEPSCOPE_ASSIGN_OR_RETURN(analysis::Model model, analysis::LoadRun(run_path));
+  if (problems != nullptr) *problems = model.problems();
   report::ReportInputs inputs;
   inputs.model = &model;
   inputs.path = run_path;
@@ -93,8 +97,8 @@ StatusOr<nlohmann::json> BuildRunReportModel(const std::string& run_path, int64_
   STEPSCOPE_ASSIGN_OR_RETURN(inputs.rules, report::LoadOrEvaluateRules(DefaultRulesOutputDir(run_path) + "/rules.json",
                                                                        model, &inputs.rules_source));
   RunFacts run_facts = facts.get();
-  if (model.source() == analysis::ModelSource::kStepscope) {
-    inputs.run_info = std::move(run_facts.info);
+  if (model.source() == analysis::ModelSource::kStepscope && run_facts.run) {
+    inputs.run_info = BuildRunInfo(run_path, model, &*run_facts.run);
     inputs.python_tables = std::move(run_facts.python_tables);
   }
   return report::BuildReportModel(inputs);
@@ -107,11 +111,13 @@ Status WriteRunReport(const std::string& run_path, std::string* written_path) {
 }
 
 int ReportCommand(const ReportOptions& options) {
-  auto model = BuildRunReportModel(options.run, NowNs());
+  std::vector<analysis::Problem> problems;
+  auto model = BuildRunReportModel(options.run, NowNs(), &problems);
   if (!model.ok()) {
     std::fprintf(stderr, "stepscope report: %s\n", model.status().message().c_str());
     return kExitError;
   }
+  PrintRunProblems(problems, "stepscope report: ", options.run);
   if (options.json) {
     // Names in the model are untrusted text: invalid UTF-8 is replaced, never a throw.
     const std::string text = model->dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

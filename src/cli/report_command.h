@@ -10,9 +10,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/problem.h"
 #include "base/status.h"
 
 namespace stepscope::cli {
@@ -24,8 +26,10 @@ struct ReportOptions {
 };
 
 // The report model of the run at `run_path`, stamped with `generated_at_ns` (Unix ns). Errors
-// are one line naming the run and what to pass instead.
-StatusOr<nlohmann::json> BuildRunReportModel(const std::string& run_path, int64_t generated_at_ns);
+// are one line naming the run and what to pass instead. `problems`, when given, receives the
+// loaded run's problems (the command prints them: run_problems.h).
+StatusOr<nlohmann::json> BuildRunReportModel(const std::string& run_path, int64_t generated_at_ns,
+                                             std::vector<analysis::Problem>* problems = nullptr);
 
 // Builds the model and writes <RUN>/report.html (the end-of-run hook of `stepscope run`);
 // *written_path is the file written.

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "analysis/run_loader.h"
+#include "cli/run_problems.h"
 #include "rules/builtin_rules.h"
 
 namespace stepscope::cli {
@@ -141,6 +142,7 @@ int RulesCommand(const RulesInvocation& invocation) {
     PrintError(model.status().message());
     return kExitError;
   }
+  PrintRunProblems(model->problems(), "stepscope rules: ", invocation.run);
   (*report)->Finish(*model);
   const std::string out_dir = invocation.out.empty() ? DefaultRulesOutputDir(invocation.run) : invocation.out;
   if (Status written = (*report)->WriteOutputs(out_dir); !written.ok()) {

@@ -12,11 +12,11 @@
 #include "analysis/run_loader.h"
 #include "base/file_system.h"
 #include "cli/rules_command.h"
+#include "cli/run_problems.h"
 #include "compare/compare_text.h"
 #include "compare/run_facts.h"
 #include "rules/rank_step_times.h"
 #include "base/json_fields.h"
-#include "store/run_reader.h"
 
 namespace stepscope::cli {
 namespace {
@@ -200,13 +200,33 @@ std::string FindingsSection(const json& rules_json, const std::string& source, c
   return text;
 }
 
-std::string OverheadSection(const analysis::Model& model, int64_t dropped_events, const Painter& paint) {
+// The recorder's drops, by cause (analysis/recording_losses.h names them): a full disk and a
+// job that records faster than stepscope writes need different fixes, so each is said apart.
+std::string DroppedEventsLine(const analysis::Model& model) {
+  if (model.source() != analysis::ModelSource::kStepscope) {
+    return "  dropped events: not recorded by stepscope (imported run)\n";
+  }
+  uint64_t buffers_full = 0, write_failed = 0;
+  for (const analysis::Problem& problem : model.problems()) {
+    if (problem.name == "events_dropped_buffers_full") buffers_full += problem.count;
+    if (problem.name == "events_dropped_write_failed") write_failed += problem.count;
+  }
+  std::string causes;
+  if (buffers_full > 0) {
+    causes += std::to_string(buffers_full) + " while buffers were full: the job recorded faster than stepscope flushed";
+  }
+  if (write_failed > 0) {
+    causes += (causes.empty() ? "" : "; ") + std::to_string(write_failed) +
+              " while the log could not be written: disk full or I/O error";
+  }
+  return WrapText("dropped events: " + std::to_string(buffers_full + write_failed) +
+                      (causes.empty() ? "" : " (" + causes + ")"),
+                  "  ", 2, "    ");
+}
+
+std::string OverheadSection(const analysis::Model& model, const Painter& paint) {
   std::string text = "\n" + paint.Heading("stepscope's overhead") + "\n";
-  text += dropped_events < 0 ? std::string("  dropped events: not recorded by stepscope (imported run)\n")
-                             : compare::FormatLine("  dropped events: %lld%s\n", static_cast<long long>(dropped_events),
-                                      dropped_events > 0 ? " (buffers were full: the job recorded faster than "
-                                                           "stepscope flushed)"
-                                                         : "");
+  text += DroppedEventsLine(model);
   // The job waits in these spans while a detail window stops its profiler and writes its output.
   for (const char* name : {"DetailWindowStop", "DetailWindowWrite"}) {
     const analysis::StringId id = model.FindString(name);
@@ -231,13 +251,6 @@ std::string BesideRun(const std::string& run_path, const std::string& name) {
   return rules_dir.substr(0, rules_dir.size() - 5) + name;
 }
 
-// Samples are not needed for the drop counts: discarding them keeps a long run's read cheap.
-class DiscardSamples : public store::RunSampleSink {
- public:
-  void OnNode(uint32_t, const store::NodeInfo&) override {}
-  void OnSample(uint32_t, uint32_t, std::string_view, int64_t, double) override {}
-};
-
 }  // namespace
 
 std::string FormatRunSummary(const analysis::Model& model, const std::string& run_path, const SummaryOptions& options) {
@@ -257,7 +270,7 @@ std::string FormatRunSummary(const analysis::Model& model, const std::string& ru
     }
   }
   text += FindingsSection(rules_json, source, run_path, paint);
-  text += OverheadSection(model, options.dropped_events, paint);
+  text += OverheadSection(model, paint);
   text += "\n" + paint.Heading("Report") + "\n";
   text += options.report_exists ? WrapText(options.report_path, "  ", 2, "  ")
                                 : WrapText(options.report_path + " is not written yet: stepscope report " + run_path,
@@ -271,6 +284,7 @@ int PrintRunSummary(const std::string& run_path, FILE* out) {
     std::fprintf(stderr, "stepscope summary: %s\n", model.status().message().c_str());
     return kExitError;
   }
+  PrintRunProblems(model->problems(), "stepscope summary: ", run_path);
   SummaryOptions options;
   // Read once here: the colour choice follows the output and the user's NO_COLOR.
   const char* no_color = std::getenv("NO_COLOR");
@@ -279,15 +293,6 @@ int PrintRunSummary(const std::string& run_path, FILE* out) {
     json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
     // A damaged rules.json is ignored: the rules are evaluated again instead.
     if (!parsed.is_discarded() && parsed.is_object()) options.rules_json = std::move(parsed);
-  }
-  if (model->source() == analysis::ModelSource::kStepscope) {
-    DiscardSamples discard;
-    if (auto reader = store::RunReader::Open(run_path, &discard); reader.ok()) {
-      options.dropped_events = 0;
-      for (const store::StreamInfo& stream : reader->streams()) {
-        options.dropped_events += static_cast<int64_t>(stream.dropped_events);
-      }
-    }
   }
   options.report_path = BesideRun(run_path, "report.html");
   options.report_exists = access(options.report_path.c_str(), R_OK) == 0;

@@ -28,8 +28,6 @@ struct SummaryOptions {
   bool color = false;
   // The rules' outputs (rules.json's document); null: none, the summary evaluates the rules.
   nlohmann::json rules_json;
-  // Dropped events from the store; -1 when unknown (an imported run).
-  int64_t dropped_events = -1;
   std::string report_path;     // "<RUN>/report.html"
   bool report_exists = false;
 };

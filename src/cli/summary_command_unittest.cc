@@ -54,6 +54,9 @@ class SummaryTest : public ::testing::Test {
     }
     proc.StepBegin(11, t, store::Phase::kEval, 0);
     proc.StepEnd(11, t + 60 * kMs, store::Phase::kEval, 0);
+    // Drops of both causes, counted in the ring header as the recorder's slow path does.
+    proc.CountDropped(2, store::RingFile::DropCause::kBuffersFull);
+    proc.CountDropped(1, store::RingFile::DropCause::kWriteFailed);
   }
 
   static constexpr int64_t kStartNs = kTestEpochNs + 1;
@@ -74,7 +77,6 @@ TEST_F(SummaryTest, PrintsTimingStepsFindingsAndOverhead) {
   ASSERT_TRUE(model.ok()) << model.status().message();
   SummaryOptions options;
   options.rules_json = nlohmann::json::parse(kRulesJson);
-  options.dropped_events = 3;
   options.report_path = job_ + "/report.html";
   options.report_exists = true;
   const std::string text = FormatRunSummary(*model, job_, options);
@@ -102,7 +104,11 @@ TEST_F(SummaryTest, PrintsTimingStepsFindingsAndOverhead) {
                       "         cores that sit idle while the training loop waits for the next batch.\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("  dropped events: 3 (buffers were full"), std::string::npos) << text;
+  // Each cause with its own count: a full disk is not blamed on the buffers.
+  EXPECT_NE(text.find("  dropped events: 3 (2 while buffers were full: the job recorded faster than stepscope "
+                      "flushed; 1\n    while the log could not be written: disk full or I/O error)\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("  DetailWindowStop spans: 1, 30.0 ms in all\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\n  " + job_ + "/report.html\n"), std::string::npos) << text;
   EXPECT_EQ(text.find('\033'), std::string::npos);
@@ -123,8 +129,37 @@ TEST_F(SummaryTest, ColourOnlyWhenAskedAndRulesEvaluatedWithoutRulesJson) {
   const std::string text = FormatRunSummary(*model, "runs/x", options);
   EXPECT_NE(text.find("\033[1mJob\033[0m\n"), std::string::npos) << text;
   EXPECT_NE(text.find("Findings\033[0m (evaluated now)\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("  dropped events: not recorded by stepscope (imported run)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\n  runs/x/report.html is not written yet: stepscope report runs/x\n"), std::string::npos) << text;
+}
+
+TEST(SummaryOverheadTest, AnImportedRunHasNoDropCounts) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kSageMaker);
+  analysis::NodeFacts node;
+  node.name = "algo-1";
+  builder.AddNode(node);
+  const analysis::Model model = std::move(builder).Finish();
+  SummaryOptions options;
+  options.report_path = "runs/x/report.html";
+  const std::string text = FormatRunSummary(model, "runs/x", options);
+  EXPECT_NE(text.find("  dropped events: not recorded by stepscope (imported run)\n"), std::string::npos) << text;
+}
+
+TEST_F(SummaryTest, ACleanRunDroppedNothing) {
+  const std::string clean = job_ + "-clean/n";
+  ASSERT_TRUE(CreateDirectories(clean).ok());
+  ASSERT_TRUE(WriteFileAtomically(clean + "/manifest.json", TestManifest("n", "exited")).ok());
+  {
+    TestStream proc(clean, "proc-8-abcd", 8, /*system=*/false);
+    ASSERT_TRUE(proc.ok());
+    proc.StepBegin(1, 1000, store::Phase::kTrain, 0);
+    proc.StepEnd(1, 2000, store::Phase::kTrain, 0);
+  }
+  auto model = analysis::LoadRun(clean);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  SummaryOptions options;
+  options.report_path = "r";
+  const std::string text = FormatRunSummary(*model, clean, options);
+  EXPECT_NE(text.find("  dropped events: 0\n"), std::string::npos) << text;
 }
 
 TEST_F(SummaryTest, PrintRunSummaryReadsTheRunDirectory) {
@@ -139,7 +174,7 @@ TEST_F(SummaryTest, PrintRunSummaryReadsTheRunDirectory) {
   auto text = fs.ReadFile(path);
   ASSERT_TRUE(text.ok());
   EXPECT_NE(text->find("Findings (from " + job_ + "/rules/rules.json)\n"), std::string::npos) << *text;
-  EXPECT_NE(text->find("  dropped events: 0\n"), std::string::npos) << *text;
+  EXPECT_NE(text->find("  dropped events: 3 (2 while buffers were full"), std::string::npos) << *text;
   EXPECT_EQ(text->find('\033'), std::string::npos);  // a file is not a terminal
   EXPECT_EQ(PrintRunSummary(job_ + "/missing", out = std::fopen("/dev/null", "w")), 1);
   std::fclose(out);

@@ -41,6 +41,7 @@ bool SystemStreamSink::EnsureBlock() {
     stream_->ring().Seal(block_);
     block_ = nullptr;
     auto flushed = stream_->FlushSealed();
+    log_write_failing_ = !flushed.ok();
     if (!flushed.ok() && !reported_error_) {
       reported_error_ = true;
       std::fprintf(stderr, "stepscope: %s; system samples stay in memory until it can be written\n",
@@ -55,8 +56,14 @@ void SystemStreamSink::WriteSamples(uint64_t ticks, const std::vector<MetricSamp
   for (const MetricSample& sample : samples) {
     uint32_t id = MetricId(sample.name);
     if (id == 0 || !EnsureBlock()) {
+      // A metric whose name could not be written, or a ring that cannot drain because the log
+      // refuses writes (a full disk), loses samples for a different reason than a sampler that
+      // outruns the writer: each cause is counted apart (store::RingHeader).
+      const bool write_failed = id == 0 || log_write_failing_;
       ++samples_dropped_;
-      stream_->ring().CountDropped(1);
+      samples_dropped_write_failed_ += write_failed;
+      stream_->ring().CountDropped(1, write_failed ? store::RingFile::DropCause::kWriteFailed
+                                                   : store::RingFile::DropCause::kBuffersFull);
       continue;
     }
     uint32_t n = block_->count.load(std::memory_order_relaxed);
@@ -85,7 +92,8 @@ Status SystemStreamSink::Finish() {
   STEPSCOPE_RETURN_IF_ERROR(stream_->FlushSealed().status());
   STEPSCOPE_RETURN_IF_ERROR(stream_->AppendClockPair(ReadClockPair()));
   std::string stats = "{\"events_recorded\":" + std::to_string(samples_written_) +
-                      ",\"events_dropped\":" + std::to_string(samples_dropped_) + "}";
+                      ",\"events_dropped\":" + std::to_string(samples_dropped_) +
+                      ",\"events_dropped_write_failed\":" + std::to_string(samples_dropped_write_failed_) + "}";
   return stream_->AppendStats(stats);
 }
 

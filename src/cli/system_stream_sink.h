@@ -28,7 +28,9 @@ class SystemStreamSink : public SampleSink {
   Status Finish();
 
   uint64_t samples_written() const { return samples_written_; }
-  uint64_t samples_dropped() const { return samples_dropped_; }
+  uint64_t samples_dropped() const { return samples_dropped_; }  // all causes
+  // The part of samples_dropped() lost because the log could not be written (disk full).
+  uint64_t samples_dropped_write_failed() const { return samples_dropped_write_failed_; }
 
  private:
   explicit SystemStreamSink(std::unique_ptr<store::StreamWriter> stream) : stream_(std::move(stream)) {}
@@ -40,8 +42,11 @@ class SystemStreamSink : public SampleSink {
   store::BlockHeader* block_ = nullptr;
   uint64_t samples_written_ = 0;
   uint64_t samples_dropped_ = 0;
+  uint64_t samples_dropped_write_failed_ = 0;
   uint64_t last_calibration_ns_ = 0;
   bool reported_error_ = false;
+  // The last flush failed: the ring fills because nothing can leave it.
+  bool log_write_failing_ = false;
 };
 
 }  // namespace stepscope::cli

@@ -1,12 +1,15 @@
 // Writes streams through StreamWriter/RingFile the way the recorder does and reads them back
 // through ReadStream and RunReader.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 
 #include "base/file_system.h"
+#include "base/test/temp_directory.h"
 #include "store/run_reader.h"
 #include "store/stream_reader.h"
 #include "store/stream_writer.h"
@@ -215,6 +218,38 @@ TEST_F(StreamRoundTrip, AFlippedLogHeaderByteLosesNoFrame) {
   auto run = RunReader::Open(directory_);
   ASSERT_TRUE(run.ok()) << run.status().message();
   EXPECT_EQ(run->events().size(), static_cast<size_t>(kBlocks * 4));
+}
+
+// Issue 12: a disk full from the very start left no ring and no log, so every event of the
+// stream was lost with nothing to count. The failed creation leaves an empty log behind, which
+// readers report as an unwritten stream (analysis: process_log_unwritten). A real full disk: a
+// small tmpfs, which mounting needs root for; elsewhere the test is skipped and says why.
+TEST(StreamRoundtrip, AStreamThatCannotBeCreatedOnAFullDiskIsReadAsUnwritten) {
+  TempDirectory dir;
+  if (mount("tmpfs", dir.path().c_str(), "tmpfs", 0, "size=65536") != 0) {
+    GTEST_SKIP() << "mounting a small tmpfs needs root";
+  }
+  const int filler = open(dir.Path("filler").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  ASSERT_GE(filler, 0);
+  const std::string chunk(4096, 'x');
+  while (write(filler, chunk.data(), chunk.size()) > 0) {
+  }
+  close(filler);
+
+  StreamWriterOptions options;
+  options.directory = dir.path();
+  options.name = "proc-42-abcd";
+  options.block_bytes = 4096;
+  options.block_count = 8;
+  auto writer = StreamWriter::Create(options);
+  EXPECT_FALSE(writer.ok());
+  auto names = ListStreams(dir.path());
+  auto contents = ReadStream(dir.path(), "proc-42-abcd");
+  umount2(dir.path().c_str(), MNT_DETACH);  // before any assertion can return
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  EXPECT_EQ(*names, std::vector<std::string>{"proc-42-abcd"});
+  ASSERT_TRUE(contents.ok()) << contents.status().message();
+  EXPECT_TRUE(contents->unwritten);
 }
 
 }  // namespace

@@ -28,14 +28,24 @@ StatusOr<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamWriterO
   // The ring first: its lock says the stream is ours, and only then may its log be emptied.
   // A second writer of the same stream (two launchers in one node directory) stops here and
   // leaves both files of the live one alone.
-  STEPSCOPE_ASSIGN_OR_RETURN(auto ring, RingFile::Create(stem + kRingSuffix, options.block_bytes,
-                                                         options.block_count, stream_id));
+  auto ring = RingFile::Create(stem + kRingSuffix, options.block_bytes, options.block_count, stream_id);
+  if (!ring.ok()) {
+    // A disk full from the start leaves no ring, and without a trace every event of the stream
+    // would be lost uncounted. An empty log (it needs an inode, not a block) stays behind as
+    // the marker readers report as process_log_unwritten. Never for a live writer's stream, and
+    // O_EXCL never empties an existing log.
+    if (ring.status().code() != StatusCode::kUnavailable) {
+      const int marker = open((stem + kLogSuffix).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (marker >= 0) close(marker);
+    }
+    return ring.status();
+  }
   auto log = LogWriter::Create(stem + kLogSuffix, stream_id);
   if (!log.ok()) {
-    unlink(ring->path().c_str());  // still locked by us: no other writer uses it
+    unlink((*ring)->path().c_str());  // still locked by us: no other writer uses it
     return log.status();
   }
-  auto writer = std::unique_ptr<StreamWriter>(new StreamWriter(std::move(ring), std::move(*log), options.zstd_level));
+  auto writer = std::unique_ptr<StreamWriter>(new StreamWriter(std::move(*ring), std::move(*log), options.zstd_level));
   if (!options.meta_json.empty()) STEPSCOPE_RETURN_IF_ERROR(writer->log_->Append(FrameType::kMeta, options.meta_json));
   STEPSCOPE_RETURN_IF_ERROR(writer->AppendClockPair(options.clock_anchor));
   return writer;

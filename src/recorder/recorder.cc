@@ -99,7 +99,9 @@ std::string StreamMeta(const Session& session, const ClockPair& anchor, uint64_t
     const char* value = std::getenv(name);
     if (value != nullptr && value[0] != '\0') meta["ranks"][name] = value;
   }
-  return meta.dump();
+  // The command line and the environment are the job's bytes: invalid UTF-8 is replaced, never a
+  // throw (which would abort the training job).
+  return meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string StatsJson(Session& session) {

@@ -185,3 +185,15 @@ def test_nodes_of_one_job_write_their_own_directories(run_stepscope, info, tmp_p
     assert sorted(p["node"] for p in systems) == ["algo-1", "algo-2"]
     # One node directory on its own is a run too.
     assert [n["name"] for n in info(tmp_path / "multi" / "algo-2")["nodes"]] == ["algo-2"]
+
+
+def test_a_command_line_that_is_not_utf8_neither_aborts_the_launcher_nor_the_job(cli, info, tmp_path):
+    # The manifest (launcher) and the stream description (the job's recorder) both hold the command
+    # line; encoding it as JSON threw on the byte 0xff, and each process died of SIGABRT.
+    result = subprocess.run([cli, "run", "--out", str(tmp_path), "--job", "bytes", "--node", "n", "--no-detail",
+                             "--", PYTHON, "-c", "import stepscope; stepscope.mark('ran')", b"caf\xff"],
+                            capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    m = manifest(tmp_path / "bytes", "n")
+    assert m["status"] == "exited" and m["command"][-1] == "caf\ufffd"
+    assert info(tmp_path / "bytes")["counts"]["instants"] >= 1

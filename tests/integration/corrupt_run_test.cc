@@ -43,8 +43,10 @@ constexpr int kThreads = 2;
 constexpr int kRecordsPerIteration = 7;
 constexpr uint32_t kBlockBytes = 4096;
 constexpr uint32_t kBlockCount = 512;
+// A node manifest as the launcher writes one, with the fields readers require (store/run_directory.h).
 constexpr const char* kManifest =
-    R"({"job":"corrupt","node":"node-a","clock":{"monotonic_ns":1000,"realtime_ns":1700000000000000000}})";
+    R"({"schema_version":1,"job":"corrupt","node":"node-a","status":"exited",)"
+    R"("clock":{"monotonic_ns":1000,"realtime_ns":1700000000000000000}})";
 
 std::string ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

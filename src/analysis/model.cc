@@ -50,6 +50,12 @@ const EventArg* Model::FindArg(const FrameworkEvent& event, std::string_view key
   return nullptr;
 }
 
+bool Model::IsDisturbedStep(const FrameworkEvent& step) const {
+  const EventArg* arg = FindArg(step, kDisturbedStepArg);
+  return arg != nullptr && (arg->type == EventArg::Type::kInt || arg->type == EventArg::Type::kBool) &&
+         arg->int_value == 1;
+}
+
 const ProcessFacts* Model::FindProcess(uint32_t node, int32_t pid) const {
   auto it = std::lower_bound(processes_.begin(), processes_.end(), std::make_pair(node, pid),
                              [](const ProcessFacts& p, const std::pair<uint32_t, int32_t>& key) {

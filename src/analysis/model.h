@@ -29,6 +29,9 @@ namespace stepscope::analysis {
 
 using StringId = uint32_t;
 inline constexpr StringId kEmptyString = 0;  // id 0 is always ""
+// The arg (int 1) the stepscope loader puts on a step that overlaps a detail window or its
+// writer: its time includes stepscope's own profiling. Read it with Model::IsDisturbedStep.
+inline constexpr std::string_view kDisturbedStepArg = "stepscope_disturbed";
 
 class StringPool {
  public:
@@ -165,6 +168,9 @@ class Model {
   }
   // The arg named `key`, or nullptr.
   const EventArg* FindArg(const FrameworkEvent& event, std::string_view key) const;
+  // Whether `step` carries kDisturbedStepArg = 1: step-time statistics leave it out (the rules
+  // keep it, as the reference would count it).
+  bool IsDisturbedStep(const FrameworkEvent& step) const;
   const std::vector<Flow>& flows() const { return flows_; }
   // What loading skipped, lost or doubted, in the order met (problem.h).
   const std::vector<Problem>& problems() const { return problems_; }

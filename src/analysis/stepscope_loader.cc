@@ -25,7 +25,6 @@ namespace {
 
 constexpr std::string_view kDetailWindowPrefix = "DetailWindow:";
 constexpr std::string_view kDetailWindowWrite = "DetailWindowWrite";
-constexpr std::string_view kDisturbedArg = "stepscope_disturbed";
 constexpr std::string_view kDamagedRunData = "damaged_run_data";
 
 struct Interval {
@@ -302,7 +301,7 @@ Status FillFromRun(const std::string& path, ModelBuilder& builder) {
         out.kind = EventKind::kSpan;
         out.phase = out.name;  // "Step:ModeKeys.<PHASE>"
         out.step = event.step;
-        if (disturbing[node].Overlaps(event.start_ns, event.end_ns)) args.push_back(builder.IntArg(kDisturbedArg, 1));
+        if (disturbing[node].Overlaps(event.start_ns, event.end_ns)) args.push_back(builder.IntArg(kDisturbedStepArg, 1));
         break;
       case store::EventKind::kSpan:
         out.kind = EventKind::kSpan;

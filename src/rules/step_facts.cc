@@ -79,9 +79,7 @@ std::vector<StepFacts> CollectStepFacts(const Window& window) {
     facts.number = step.step;
     facts.start_ns = step.start_ns;
     facts.end_ns = step.end_ns;
-    if (const analysis::EventArg* disturbed = model.FindArg(step, "stepscope_disturbed")) {
-      facts.disturbed = disturbed->int_value != 0;
-    }
+    facts.disturbed = model.IsDisturbedStep(step);
     // Children start inside the step (events are sorted by start): no overlap scan needed.
     IntervalUnion data, forward, backward, optimizer, sync;
     auto [begin, end] = model.EventsStartingIn(step.start_ns, step.end_ns + 1);

@@ -61,16 +61,6 @@ constexpr size_t kTopActivity = 5;
 // numpy's round(x, 2): round half to even on x·100.
 double Round2(double x) { return std::nearbyint(x * 100.0) / 100.0; }
 
-bool IsDisturbed(const Model& model, const FrameworkEvent& event) {
-  const analysis::EventArg* arg = model.FindArg(event, "stepscope_disturbed");
-  if (arg == nullptr) return false;
-  if (arg->type == analysis::EventArg::Type::kInt || arg->type == analysis::EventArg::Type::kBool) {
-    return arg->int_value == 1;
-  }
-  if (arg->type == analysis::EventArg::Type::kDouble) return arg->double_value == 1.0;
-  return model.String(arg->string_value) == "1";
-}
-
 std::string FormatSeconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.3f s", seconds);
@@ -167,7 +157,7 @@ class StepOutlierRule final : public Rule {
       series.welford_mean_s += delta / static_cast<double>(series.durations_s.size());
       series.welford_m2 += delta * (duration_s - series.welford_mean_s);
       series.steps.push_back(StepRecord{event.step, StepNumberJson(model, event), event.start_ns, event.end_ns,
-                                        IsDisturbed(model, event)});
+                                        model.IsDisturbedStep(event)});
       window_steps.try_emplace({node_name, series.steps.back().number_json.dump()}, event.start_ns, event.end_ns);
     }
     for (auto& [series, batch] : batches) series->sorted.Add(std::move(batch));

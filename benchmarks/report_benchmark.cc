@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
           [&] {
             DiscardSamples discard;  // as BuildRunReportModel: the facts need no samples
             auto reader = stepscope::store::RunReader::Open(run, &discard);
-            if (reader.ok()) info = stepscope::cli::BuildRunInfo(run, *reader);
+            if (reader.ok()) info = stepscope::cli::BuildRunInfo(run, *model, &*reader);
             return reader.ok();
           },
           &ok);

@@ -107,8 +107,8 @@ std::string JobSection(const compare::RunFacts& facts, const Painter& paint) {
   if (facts.phases.empty()) return text + "  No steps were recorded, so the training loop cannot be told apart.\n";
   const double total_ns = static_cast<double>(std::max<int64_t>(1, facts.end_ns - facts.start_ns));
   std::string phases;
-  for (const compare::JobPhase& phase : facts.phases) {
-    std::string name = phase.name == "training_loop" ? "training loop" : phase.name;
+  for (const analysis::JobPhaseSpan& phase : facts.phases) {
+    std::string name = phase.name == "training_loop" ? "training loop" : std::string(phase.name);
     phases += (phases.empty() ? "" : " | ") + name + " " + Seconds(phase.end_ns - phase.start_ns) +
               compare::FormatLine(" (%.0f %%)", static_cast<double>(phase.end_ns - phase.start_ns) / total_ns * 100.0);
   }

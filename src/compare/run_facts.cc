@@ -5,17 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/job_timeline.h"
+#include "analysis/step_times.h"
 #include "base/json_fields.h"
 
 namespace stepscope::compare {
 namespace {
 
 constexpr std::string_view kStepPrefix = "Step:ModeKeys.";
-
-bool IsDisturbed(const analysis::Model& model, const analysis::FrameworkEvent& step) {
-  const analysis::EventArg* arg = model.FindArg(step, "stepscope_disturbed");
-  return arg != nullptr && arg->type == analysis::EventArg::Type::kInt && arg->int_value != 0;
-}
 
 std::string LastPathComponent(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -68,39 +65,29 @@ RunFacts ComputeRunFacts(const analysis::Model& model, const std::string& path) 
   if (facts.end_ns < facts.start_ns) facts.end_ns = facts.start_ns;
   facts.duration_s = static_cast<double>(facts.end_ns - facts.start_ns) / 1e9;
 
-  int64_t first_step_ns = std::numeric_limits<int64_t>::max();
-  int64_t last_step_ns = std::numeric_limits<int64_t>::min();
-  for (uint32_t index : model.steps()) {
-    const analysis::FrameworkEvent& step = model.events()[index];
-    first_step_ns = std::min(first_step_ns, step.start_ns);
-    last_step_ns = std::max(last_step_ns, step.end_ns);
-  }
-  if (!model.steps().empty()) {
-    first_step_ns = std::clamp(first_step_ns, facts.start_ns, facts.end_ns);
-    last_step_ns = std::clamp(last_step_ns, first_step_ns, facts.end_ns);
-    facts.phases = {{"initialization", facts.start_ns, first_step_ns},
-                    {"training_loop", first_step_ns, last_step_ns},
-                    {"finalization", last_step_ns, facts.end_ns}};
+  const analysis::JobTimeline timeline = analysis::ComputeJobTimeline(model, facts.start_ns, facts.end_ns);
+  if (timeline.has_steps) {
+    facts.phases.assign(timeline.phases.begin(), timeline.phases.end());
   }
   return facts;
 }
 
 std::map<std::string, std::vector<double>> StepDurationsMs(const analysis::Model& model, int node) {
   std::map<std::string, std::vector<double>> durations;
-  for (uint32_t index : model.steps()) {
-    const analysis::FrameworkEvent& step = model.events()[index];
-    if (node >= 0 && step.node != static_cast<uint32_t>(node)) continue;
-    if (IsDisturbed(model, step)) continue;
-    durations[StepPhaseName(model.String(step.phase))].push_back(static_cast<double>(step.duration_ns()) / 1e6);
+  for (const analysis::StepTimeGroup& group : analysis::GroupStepTimes(model)) {
+    if (node >= 0 && group.node != static_cast<uint32_t>(node)) continue;
+    std::vector<double>& out = durations[StepPhaseName(model.String(group.phase))];
+    out.insert(out.end(), group.duration_ms.begin(), group.duration_ms.end());
   }
+  // A phase whose every step was disturbed has nothing to measure.
+  std::erase_if(durations, [](const auto& entry) { return entry.second.empty(); });
   return durations;
 }
 
 size_t DisturbedStepCount(const analysis::Model& model, int node) {
   size_t count = 0;
-  for (uint32_t index : model.steps()) {
-    const analysis::FrameworkEvent& step = model.events()[index];
-    if ((node < 0 || step.node == static_cast<uint32_t>(node)) && IsDisturbed(model, step)) ++count;
+  for (const analysis::StepTimeGroup& group : analysis::GroupStepTimes(model)) {
+    if (node < 0 || group.node == static_cast<uint32_t>(node)) count += group.disturbed;
   }
   return count;
 }

@@ -11,15 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/job_timeline.h"
 #include "analysis/model.h"
 
 namespace stepscope::compare {
-
-struct JobPhase {
-  std::string name;  // "initialization", "training_loop", "finalization"
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-};
 
 struct RunFacts {
   std::string job;             // the manifests' job, else the run path's last component
@@ -32,16 +27,17 @@ struct RunFacts {
   std::vector<std::string> nodes;
   std::string instance_type;   // the first node that names one; "" when none does
   int32_t instance_count = 0;  // the largest count a node names; else the node count when a type is known
-  // Empty when the run has no steps (the loop cannot be told from the rest).
-  std::vector<JobPhase> phases;
+  // The job timeline (analysis/job_timeline.h); empty when the run has no steps (the loop
+  // cannot be told from the rest).
+  std::vector<analysis::JobPhaseSpan> phases;
 };
 
 // `path` is only recorded (the caller loaded the model from it).
 RunFacts ComputeRunFacts(const analysis::Model& model, const std::string& path);
 
-// Step durations in ms keyed by step phase ("TRAIN", "EVAL", ...). Steps that stepscope's own
-// detail windows ran in (arg stepscope_disturbed = 1, stepscope_loader.h) are left out: their
-// time includes the profiler's, not the job's. `node` -1 pools every node.
+// Step durations in ms keyed by step phase ("TRAIN", "EVAL", ...), from analysis/step_times.h:
+// steps that stepscope's own detail windows ran in are left out (their time includes the
+// profiler's, not the job's). `node` -1 pools every node.
 std::map<std::string, std::vector<double>> StepDurationsMs(const analysis::Model& model, int node = -1);
 // How many steps StepDurationsMs left out as disturbed (same `node` meaning).
 size_t DisturbedStepCount(const analysis::Model& model, int node = -1);

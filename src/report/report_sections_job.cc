@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "analysis/job_timeline.h"
 #include "report/report_model_series.h"
 #include "base/json_fields.h"
 
@@ -155,34 +156,23 @@ nlohmann::json BuildRunSection(const ReportContext& context, const std::string& 
 }
 
 nlohmann::json BuildJobSummary(const ReportContext& context) {
-  const analysis::Model& model = *context.model;
-  int64_t first_step_ns = INT64_MAX, last_step_end_ns = INT64_MIN;
-  for (uint32_t index : model.steps()) {
-    const analysis::FrameworkEvent& step = model.events()[index];
-    first_step_ns = std::min(first_step_ns, step.start_ns);
-    last_step_end_ns = std::max(last_step_end_ns, step.end_ns);
-  }
+  const analysis::JobTimeline timeline = analysis::ComputeJobTimeline(*context.model, context.start_ns, context.end_ns);
   nlohmann::json section = {{"available", true}, {"start_ns", context.start_ns}, {"end_ns", context.end_ns}};
-  if (first_step_ns == INT64_MAX) {
+  if (!timeline.has_steps) {
     section["available"] = false;
     section["why"] =
         "No training step was recorded, so the job cannot be split into initialization, training loop and "
         "finalization (mark steps with stepscope.step() or the torch integration).";
     return section;
   }
-  const int64_t start = context.start_ns, end = std::max(context.end_ns, context.start_ns);
-  const int64_t loop_start = std::clamp(first_step_ns, start, end);
-  const int64_t loop_end = std::clamp(last_step_end_ns, loop_start, end);
-  const double duration_ns = static_cast<double>(end - start);
+  const double duration_ns = static_cast<double>(timeline.end_ns - timeline.start_ns);
   nlohmann::json phases = nlohmann::json::array();
-  for (const auto& [name, from, to] : {std::tuple<const char*, int64_t, int64_t>{"initialization", start, loop_start},
-                                       {"training_loop", loop_start, loop_end},
-                                       {"finalization", loop_end, end}}) {
-    phases.push_back({{"name", name},
-                      {"start_ns", from},
-                      {"end_ns", to},
-                      {"duration_s", NsToS(to - from)},
-                      {"share", duration_ns > 0 ? static_cast<double>(to - from) / duration_ns : 0.0}});
+  for (const analysis::JobPhaseSpan& phase : timeline.phases) {
+    phases.push_back({{"name", phase.name},
+                      {"start_ns", phase.start_ns},
+                      {"end_ns", phase.end_ns},
+                      {"duration_s", NsToS(phase.duration_ns())},
+                      {"share", duration_ns > 0 ? static_cast<double>(phase.duration_ns()) / duration_ns : 0.0}});
   }
   section["phases"] = std::move(phases);
   return section;

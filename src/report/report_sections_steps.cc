@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "analysis/numerics.h"
+#include "analysis/step_times.h"
 #include "analysis/vocabulary.h"
+#include "base/json_fields.h"
 #include "report/report_model_series.h"
 #include "rules/rank_step_times.h"
-#include "base/json_fields.h"
 
 namespace stepscope::report {
 namespace {
@@ -142,31 +143,25 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
 
 nlohmann::json BuildStepsSection(const ReportContext& context) {
   const analysis::Model& model = *context.model;
-  // (node, step phase) -> steps in start order.
-  std::map<std::pair<uint32_t, analysis::StringId>, std::vector<uint32_t>> groups;
-  for (uint32_t index : model.steps()) {
-    const analysis::FrameworkEvent& step = model.events()[index];
-    groups[{step.node, step.phase}].push_back(index);
-  }
+  const std::vector<analysis::StepTimeGroup> groups = analysis::GroupStepTimes(model);
   if (groups.empty()) {
     return Unavailable("No training step was recorded (" + SourceDescription(model) +
                        "): mark steps with stepscope.step() or the torch integration.");
   }
   const nlohmann::json outliers_by_node = JsonObject(context.Details("StepOutlier"), "step_details");
   nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& [key, indices] : groups) {
-    const std::string& node = model.nodes()[key.first].name;
-    const std::string_view full_phase = model.String(key.second);
+  for (const analysis::StepTimeGroup& group : groups) {
+    // Steps stepscope's detail windows ran in are left out of the statistics (the summary does
+    // the same: analysis/step_times.h); a phase with no other step has nothing to show.
+    if (group.measured.empty()) continue;
+    const std::string& node = model.nodes()[group.node].name;
+    const std::string_view full_phase = model.String(group.phase);
     std::string_view phase = full_phase;
     if (phase.starts_with(kStepPrefix)) phase.remove_prefix(kStepPrefix.size());
-    std::vector<double> duration_ms;
+    const std::vector<double>& duration_ms = group.duration_ms;
     std::vector<int64_t> steps;
-    duration_ms.reserve(indices.size());
-    for (uint32_t index : indices) {
-      const analysis::FrameworkEvent& step = model.events()[index];
-      duration_ms.push_back(NsToMs(step.duration_ns()));
-      steps.push_back(step.step);
-    }
+    steps.reserve(group.measured.size());
+    for (uint32_t index : group.measured) steps.push_back(model.events()[index].step);
     std::vector<double> sorted = duration_ms;
     std::sort(sorted.begin(), sorted.end());
     const analysis::Histogram histogram = analysis::EqualBinHistogram(duration_ms, kStepHistogramBins);
@@ -186,7 +181,8 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
     for (size_t i = 0; i < outliers.size() && i < kMaxPointsPerSeries; ++i) bounded_outliers.push_back(outliers[i]);
     nodes.push_back({{"node", node},
                      {"phase", phase},
-                     {"count", indices.size()},
+                     {"count", group.measured.size()},
+                     {"disturbed", group.disturbed},
                      {"mean_ms", analysis::Mean(duration_ms)},
                      {"std_ms", analysis::StdDev(duration_ms)},
                      {"min_ms", sorted.front()},

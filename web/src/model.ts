@@ -135,7 +135,8 @@ export interface Histogram {
 export interface StepStats {
   node?: string;
   phase?: string;
-  count?: number;
+  count?: number;  // steps measured: the statistics below are over them
+  disturbed?: number;  // steps stepscope's detail windows ran in, left out of the statistics
   mean_ms?: number;
   std_ms?: number;
   min_ms?: number;

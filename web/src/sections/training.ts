@@ -21,6 +21,10 @@ export function renderSteps(doc: ReportDocument): HTMLElement {
     })),
     { title: "Outliers", value: (s) => asArray(s.outliers).length, numeric: true },
   ], rows));
+  const disturbed = rows.reduce((sum, s) => sum + (isNumber(s.disturbed) ? s.disturbed : 0), 0);
+  if (disturbed > 0) {
+    shell.body.append(para(`${disturbed} ${disturbed === 1 ? "step" : "steps"} that stepscope's detail windows ran in ${disturbed === 1 ? "is" : "are"} left out of these statistics.`, "note"));
+  }
   const ranks = asArray(steps?.ranks);
   if (ranks.length > 0) {
     shell.body.append(el("h3", { text: "Step time per rank" }));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -282,7 +283,31 @@ Status ApplyRunConfigFile(RunConfig& config, const std::string& path) {
   return ApplyRunConfigText(config, *text, path);
 }
 
-Status ApplyRunConfigText(RunConfig& config, std::string_view text, const std::string& path) {
+namespace {
+
+// The text of a config file reaches messages (the TOML parser quotes the character it saw, keys
+// are echoed), and a message must stay one line: control characters become escapes.
+Status OneLine(Status status) {
+  if (status.ok() || std::none_of(status.message().begin(), status.message().end(),
+                                  [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
+    return status;
+  }
+  std::string message;
+  for (char c : status.message()) {
+    if (c == '\n') message += "\\n";
+    else if (c == '\r') message += "\\r";
+    else if (c == '\t') message += "\\t";
+    else if (static_cast<unsigned char>(c) >= 0x20) message += c;
+    else {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      message += escape;
+    }
+  }
+  return Status(status.code(), std::move(message));
+}
+
+Status ApplyRunConfigTable(RunConfig& config, std::string_view text, const std::string& path) {
   auto ends_with = [&](const char* suffix) {
     size_t n = std::strlen(suffix);
     return path.size() >= n && path.compare(path.size() - n, n, suffix) == 0;
@@ -340,6 +365,12 @@ Status ApplyRunConfigText(RunConfig& config, std::string_view text, const std::s
     STEPSCOPE_RETURN_IF_ERROR(SetRunConfigValue(config, key, text_value, ConfigSource::kFile, origin));
   }
   return OkStatus();
+}
+
+}  // namespace
+
+Status ApplyRunConfigText(RunConfig& config, std::string_view text, const std::string& path) {
+  return OneLine(ApplyRunConfigTable(config, text, path));
 }
 
 Status ApplyRunConfigEnvironment(RunConfig& config, char** environ) {

@@ -102,6 +102,24 @@ TEST(RunConfig, MalformedJsonSaysWhereWithLineAndColumn) {
   EXPECT_NE(status.message().find("line 1, column 1"), std::string::npos) << status.message();
 }
 
+TEST(RunConfig, ErrorsQuotingTheFileStayOneLine) {
+  // Found by run_config_fuzzer: toml++ quotes the character it saw, here a newline; quoted TOML
+  // keys can hold control characters too, and unknown keys are echoed.
+  struct Case {
+    std::string file, text, expected;
+  } cases[] = {
+      {"newline.toml", "q=i\n", "expected 'inf', saw 'i\\n'"},
+      {"key.toml", "\"a\\nb\\u0001\" = 1\n", "unknown setting 'a\\nb\\x01'"},
+  };
+  for (const Case& c : cases) {
+    RunConfig config;
+    Status status = ApplyRunConfigFile(config, WriteTemp(c.file, c.text));
+    ASSERT_FALSE(status.ok()) << c.file;
+    EXPECT_NE(status.message().find(c.expected), std::string::npos) << status.message();
+    EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+  }
+}
+
 TEST(RunConfig, AcceptsTheIntervalBounds) {
   RunConfig config;
   EXPECT_TRUE(SetRunConfigValue(config, "interval", "10ms", ConfigSource::kFlag, "--interval").ok());

@@ -1,5 +1,6 @@
 #include "analysis/model_file.h"
 
+#include <unistd.h>
 #include <zstd.h>
 
 #include <cstdint>
@@ -257,6 +258,14 @@ std::string EncodeModelFile(const Model& model) {
 
 Status SaveModelFile(const Model& model, const std::string& path) {
   return WriteFileAtomically(path, EncodeModelFile(model));
+}
+
+bool HasModelFileMagic(const std::string& path) {
+  auto fd = OpenRegularFile(path, Symlinks::kFollow);
+  if (!fd.ok()) return false;
+  char head[sizeof(kMagic)];
+  return pread(fd->get(), head, sizeof(head), 0) == static_cast<ssize_t>(sizeof(head)) &&
+         std::memcmp(head, kMagic, sizeof(kMagic)) == 0;
 }
 
 StatusOr<Model> LoadModelFile(const std::string& path) {

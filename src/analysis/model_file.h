@@ -34,6 +34,9 @@ inline constexpr uint32_t kVersion1ModelFile = 1;  // also read
 // Writes atomically (temporary file + rename).
 Status SaveModelFile(const Model& model, const std::string& path);
 StatusOr<Model> LoadModelFile(const std::string& path);
+// Whether the regular file at `path` starts with the model file's magic (reads 8 bytes; false
+// for anything unreadable).
+bool HasModelFileMagic(const std::string& path);
 // The same from/to bytes (tests, fuzzers); `name` names the file in errors.
 std::string EncodeModelFile(const Model& model);
 StatusOr<Model> DecodeModelFile(std::string_view bytes, const std::string& name);

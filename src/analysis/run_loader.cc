@@ -5,6 +5,7 @@
 #include "analysis/model_file.h"
 #include "analysis/stepscope_loader.h"
 #include "base/file_system.h"
+#include "store/run_directory.h"
 
 namespace stepscope::analysis {
 namespace {
@@ -27,9 +28,11 @@ StatusOr<Model> LoadRun(const std::string& path) {
       return NotFoundError("'" + path + "' does not exist; pass the run directory that `stepscope run` or " +
                            "`stepscope import` printed (<out>/<job>)");
     case PathKind::kFile:
-      return LoadModelFile(path);  // model.stepscope given directly
+      // model.stepscope given directly; any other file (a manifest.json, a stream) is a slip.
+      if (!HasModelFileMagic(path)) return store::NotARunDirectoryError(path, /*regular_file=*/true);
+      return LoadModelFile(path);
     case PathKind::kOther:
-      return InvalidArgumentError("'" + path + "' is neither a directory nor a file; pass <out>/<job>");
+      return store::NotARunDirectoryError(path, /*regular_file=*/false);
     case PathKind::kDirectory:
       break;
   }

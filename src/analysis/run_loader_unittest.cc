@@ -87,6 +87,17 @@ TEST_F(RunLoaderTest, ErrorsAreOneLineNamingThePathAndWhatToPass) {
   EXPECT_EQ(not_a_run.status().message().find('\n'), std::string::npos);
 }
 
+// Issue 12: a file of a run given instead of its directory was called a corrupt model file.
+TEST_F(RunLoaderTest, AFileOfARunSaysWhichDirectoryToPass) {
+  ASSERT_TRUE(CreateDirectories(root_ + "/job/n1").ok());
+  ASSERT_TRUE(WriteFileAtomically(root_ + "/job/n1/manifest.json", "{}").ok());
+  auto file = LoadRun(root_ + "/job/n1/manifest.json");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().message(), "'" + root_ + "/job/n1/manifest.json' is a file, not a run directory; pass the " +
+                                         "directory that holds the run ('" + root_ +
+                                         "/job/n1' if the file is in one), as `stepscope run` printed it");
+}
+
 // Issue 12: a random manifest.json beside garbage logs loaded as an empty run, and every command
 // printed "NoIssuesFound" and "started 1970-01-01".
 TEST_F(RunLoaderTest, ARandomManifestBesideGarbageLogsIsRefused) {

@@ -114,6 +114,14 @@ std::string BaseName(const std::string& path) {
 
 }  // namespace
 
+Status NotARunDirectoryError(const std::string& path, bool regular_file) {
+  const size_t slash = path.find_last_of('/');
+  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  return InvalidArgumentError("'" + path + "' is a " + (regular_file ? "file" : "special file") +
+                              ", not a run directory; pass the directory that holds the run ('" + parent +
+                              "' if the file is in one), as `stepscope run` printed it");
+}
+
 std::string ManifestDefect(std::string_view manifest) {
   const nlohmann::json json = nlohmann::json::parse(manifest.begin(), manifest.end(), nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return "not valid JSON";

@@ -48,6 +48,11 @@ struct RunNodes {
 // one line naming the path, why it is not a run and what to pass.
 StatusOr<RunNodes> FindRunNodes(const std::string& path);
 
+// The one-line error for `path`, which exists but is not a directory (a file in a run —
+// manifest.json, a stream, a detail file — is a common slip): says what it is and which
+// directory to pass. `regular_file`: a regular file rather than a FIFO or device.
+Status NotARunDirectoryError(const std::string& path, bool regular_file);
+
 // Empty when `manifest` has what a node manifest needs; else what it lacks, e.g.
 // "no schema_version, node". Never throws on any bytes.
 std::string ManifestDefect(std::string_view manifest);

@@ -82,13 +82,7 @@ StatusOr<RunReader> RunReader::Open(const std::string& path, RunSampleSink* samp
   if (!IsDirectory(path)) {
     struct stat st;
     if (stat(path.c_str(), &st) == 0) {
-      // A file in a run (manifest.json, a stream, model.stepscope) is a common slip: say what
-      // it is and which directory to pass instead of claiming that nothing is there.
-      const size_t slash = path.find_last_of('/');
-      const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-      return InvalidArgumentError("'" + path + "' is a " + (S_ISREG(st.st_mode) ? "file" : "special file") +
-                                  ", not a run directory; pass the directory that holds the run ('" + parent +
-                                  "' if the file is in one), as `stepscope run` printed it");
+      return NotARunDirectoryError(path, S_ISREG(st.st_mode));
     }
     return NotFoundError("run directory '" + path + "' does not exist; pass the directory that `stepscope run` printed");
   }

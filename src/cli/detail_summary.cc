@@ -324,6 +324,17 @@ std::string FormatPyprofTables(const nlohmann::json& tables) {
   return out;
 }
 
+size_t PrintCorruptPythonWindows(const std::vector<DetailWindowFile>& windows, const char* command) {
+  size_t corrupt = 0;
+  for (const DetailWindowFile& window : windows) {
+    if (window.kind != "python" || window.error.empty()) continue;
+    std::fprintf(stderr, "%s: Python profile '%s' is corrupt and was skipped: %s\n", command, window.file.c_str(),
+                 window.error.c_str());
+    ++corrupt;
+  }
+  return corrupt;
+}
+
 int PyprofCommand(const PyprofOptions& options) {
   auto run = store::RunReader::Open(options.run);
   if (!run.ok()) {
@@ -334,13 +345,7 @@ int PyprofCommand(const PyprofOptions& options) {
   nlohmann::json tables = BuildPyprofTables(windows, options);
   // A profile that was captured but cannot be read is named as such: "holds no Python profile"
   // would send the user looking for a capture that happened.
-  size_t corrupt = 0;
-  for (const DetailWindowFile& window : windows) {
-    if (window.kind != "python" || window.error.empty()) continue;
-    std::fprintf(stderr, "stepscope pyprof: Python profile '%s' is corrupt and was skipped: %s\n", window.file.c_str(),
-                 window.error.c_str());
-    ++corrupt;
-  }
+  const size_t corrupt = PrintCorruptPythonWindows(windows, "stepscope pyprof");
   if (tables.empty() && corrupt > 0) {
     std::fprintf(stderr,
                  "stepscope pyprof: '%s' holds no readable Python profile; the %zu above could not be read "

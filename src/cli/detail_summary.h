@@ -67,6 +67,9 @@ struct PyprofOptions {
 // One table of `stepscope pyprof`: a python window's profiles with one timer merged (or a
 // sampling window's call counts), functions sorted and cut to `top`.
 nlohmann::json BuildPyprofTables(const std::vector<DetailWindowFile>& windows, const PyprofOptions& options);
+// Prints one stderr line per python window that was captured but cannot be read, prefixed by
+// `command` ("stepscope pyprof"), so a skipped profile is never silent; returns how many.
+size_t PrintCorruptPythonWindows(const std::vector<DetailWindowFile>& windows, const char* command);
 std::string FormatPyprofTables(const nlohmann::json& tables);
 
 // `stepscope pyprof RUN [--top N] [--sort self|cumulative] [--json]`; returns the exit code

@@ -73,7 +73,9 @@ RunFacts ReadRunFacts(const std::string& run_path) {
     facts.run = std::move(*run);
     PyprofOptions every_function;
     every_function.top = INT_MAX;  // the report merges windows, then cuts to its own top
-    facts.python_tables = BuildPyprofTables(ListDetailWindows(facts.run->nodes()), every_function);
+    const std::vector<DetailWindowFile> windows = ListDetailWindows(facts.run->nodes());
+    facts.python_tables = BuildPyprofTables(windows, every_function);
+    PrintCorruptPythonWindows(windows, "stepscope report");
   }
   return facts;
 }

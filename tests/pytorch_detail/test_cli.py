@@ -91,6 +91,11 @@ def test_pyprof_names_a_corrupt_profile_instead_of_saying_none_was_captured(cli,
         f"'{detail / 'python-4242-0.json.zst'}' is not a zstd file: Unknown frame descriptor",
         f"stepscope pyprof: '{tmp_path / 'plain'}' holds no readable Python profile; the 1 above could not be read "
         "(copy the run again, or capture new python windows)"]
+    # The report says so too, instead of skipping the window without a word.
+    result = stepscope("report", tmp_path / "plain", "--out", tmp_path / "report.html")
+    assert result.returncode == 0, result.stderr
+    assert (f"stepscope report: Python profile 'n/detail/python-4242-0.json.zst' is corrupt and was skipped: "
+            f"'{detail / 'python-4242-0.json.zst'}' is not a zstd file: Unknown frame descriptor") in result.stderr.splitlines()
 
 
 def test_info_json_lists_every_window_file(default_run, stepscope):

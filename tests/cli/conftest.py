@@ -13,6 +13,16 @@ import pytest
 PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 
 
+def record_job(cli, out, script, timeout=300):
+    """Runs `stepscope run --job j --node n --no-detail -- PYTHON -c script` under `out` and returns
+    the job directory (out/j); fails the test if the run fails."""
+    result = subprocess.run([cli, "run", "--out", str(out), "--job", "j", "--node", "n", "--no-detail", "--",
+                             PYTHON, "-c", script], capture_output=True, text=True, timeout=timeout,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    return out / "j"
+
+
 @pytest.fixture(scope="session")
 def cli():
     path = os.environ.get("STEPSCOPE_CLI")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import record_job
 
 PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -24,15 +25,11 @@ for i in range(3):
 
 @pytest.fixture(scope="module")
 def run_without_its_process_log(cli, tmp_path_factory):
-    out = tmp_path_factory.mktemp("lost")
-    result = subprocess.run([cli, "run", "--out", str(out), "--job", "j", "--node", "n", "--no-detail", "--",
-                             PYTHON, "-c", RECORD], capture_output=True, text=True, timeout=120,
-                            stdin=subprocess.DEVNULL)
-    assert result.returncode == 0, result.stderr
-    logs = sorted((out / "j" / "n").glob("proc-*.log"))
+    job = record_job(cli, tmp_path_factory.mktemp("lost"), RECORD, timeout=120)
+    logs = sorted((job / "n").glob("proc-*.log"))
     assert len(logs) == 1, logs
     logs[0].unlink()
-    return out / "j", logs[0].name
+    return job, logs[0].name
 
 
 def lost_line(command, log_name):

@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from conftest import record_job
 
 PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 
@@ -28,12 +29,7 @@ READERS = [["info"], ["rules"], ["report"], ["summary"], ["export", "--format", 
 
 @pytest.fixture(scope="module")
 def finished_run(cli, tmp_path_factory):
-    out = tmp_path_factory.mktemp("runs")
-    result = subprocess.run([cli, "run", "--out", str(out), "--job", "j", "--node", "n", "--no-detail", "--",
-                             PYTHON, "-c", TRAINING], capture_output=True, text=True, timeout=300,
-                            stdin=subprocess.DEVNULL)
-    assert result.returncode == 0, result.stderr
-    return out / "j"
+    return record_job(cli, tmp_path_factory.mktemp("runs"), TRAINING)
 
 
 def replace(path, make):

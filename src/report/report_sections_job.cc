@@ -142,14 +142,12 @@ nlohmann::json BuildRunSection(const ReportContext& context, const std::string& 
   run["instance_type"] = instance_type.empty() ? nlohmann::json() : nlohmann::json(instance_type);
   run["instance_count"] = instance_count > 0 ? nlohmann::json(instance_count) : nlohmann::json();
   run["dropped_events"] = JsonUint(info, "dropped_events", 0);
-  // The model's problems include the store's; a problem is listed once.
+  // The model's problems include the store's (and info's are built from the model); a problem
+  // is listed once.
   nlohmann::json problems = nlohmann::json::array();
   std::set<std::string> seen;
   for (const analysis::Problem& problem : model.problems()) {
     if (seen.insert(problem.sentence).second) problems.push_back(problem.sentence);
-  }
-  for (const nlohmann::json& problem : JsonArray(info, "problems")) {
-    if (problem.is_string() && seen.insert(problem.get<std::string>()).second) problems.push_back(problem);
   }
   run["problems"] = std::move(problems);
   return run;

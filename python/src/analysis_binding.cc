@@ -61,13 +61,10 @@ py::dict EventDict(const Model& model, const analysis::FrameworkEvent& event) {
   return out;
 }
 
-// A numpy view of `values` that keeps the model alive.
+// A read-only numpy copy of `values`: a copy, since Model.refresh() may move the vectors.
 template <typename T>
-py::array_t<T> View(const std::shared_ptr<const Model>& model, const std::vector<T>& values) {
-  py::capsule owner(new std::shared_ptr<const Model>(model),
-                    [](void* pointer) { delete static_cast<std::shared_ptr<const Model>*>(pointer); });
-  py::array_t<T> array({static_cast<py::ssize_t>(values.size())}, {static_cast<py::ssize_t>(sizeof(T))},
-                       values.data(), owner);
+py::array_t<T> ReadOnlyCopy(const std::vector<T>& values) {
+  py::array_t<T> array(static_cast<py::ssize_t>(values.size()), values.data());
   py::detail::array_proxy(array.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
   return array;
 }
@@ -149,7 +146,7 @@ void BindAnalysis(py::module_& module) {
            [](const std::shared_ptr<Model>& m, size_t index) {
              if (index >= m->series().size()) throw py::index_error("no series " + std::to_string(index));
              const analysis::SystemSeries& s = m->series()[index];
-             return py::make_tuple(View(m, s.time_ns), View(m, s.value));
+             return py::make_tuple(ReadOnlyCopy(s.time_ns), ReadOnlyCopy(s.value));
            },
            py::arg("index"), "(times in Unix ns, values) of one series as read-only numpy arrays.")
       .def("events",
@@ -179,7 +176,23 @@ void BindAnalysis(py::module_& module) {
              return steps;
            },
            py::arg("phase") = py::none(), "Step events (of one phase: 'TRAIN', ...), in start order.")
-      .def_property_readonly("event_count", [](const Model& m) { return m.events().size(); });
+      .def_property_readonly("event_count", [](const Model& m) { return m.events().size(); })
+      .def_property_readonly("can_grow", &Model::CanGrow,
+                             "Whether refresh() can still find anything (a run still being written).")
+      .def(
+          "refresh",
+          [](Model& m) {
+            // With the GIL held: no other Python thread reads the model while it changes.
+            StatusOr<analysis::RefreshResult> result = m.Refresh();
+            if (!result.ok()) ThrowStatus(result.status());
+            py::dict out;
+            out["new_events"] = result->new_events;
+            out["new_samples"] = result->new_samples;
+            return out;
+          },
+          "Reads what a run still being written gained since it was loaded or last refreshed (only "
+          "that), and adds it: {new_events, new_samples}. Events and series read before stay valid as "
+          "Python objects; indices do not.");
 
   module.def("load_run", &LoadRun, py::arg("path"),
              "load_run(path) -> Model: a stepscope run (job or node directory) or an imported run.");

@@ -2,12 +2,16 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "base/file_system.h"
 #include "base/status.h"
-#include "store/run_reader.h"
+#include "analysis/run_decoder.h"
+#include "store/run_manifest.h"
 #include "store/stream_reader.h"
 #include "status_exception.h"
 
@@ -21,20 +25,35 @@ bool IsDirectoryPath(const std::string& path) {
   return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-py::object ArgValue(const store::RunReader& run, const store::EventArg& arg) {
-  switch (arg.type) {
-    case store::EventArg::Type::kInt: return py::int_(arg.int_value);
-    case store::EventArg::Type::kDouble: return py::float_(arg.double_value);
-    case store::EventArg::Type::kString: return py::str(std::string(run.Name(arg.string_value)));
+// Collects what the decoder hands over (provisional events included: a run read once keeps
+// what is still open as cut short, as every reader does).
+class CollectEvents final : public analysis::RecordedEventSink {
+ public:
+  struct Collected {
+    uint32_t stream;
+    analysis::RecordedEvent event;
+    std::vector<analysis::RecordedArg> args;
+  };
+  void OnEvent(uint32_t stream, const analysis::RecordedEvent& event, std::span<const analysis::RecordedArg> args,
+               bool) override {
+    events.push_back({stream, event, std::vector<analysis::RecordedArg>(args.begin(), args.end())});
   }
-  return py::none();
-}
+  void OnSample(uint32_t stream, uint32_t metric, int64_t time_ns, double value) override {
+    Collected sample{stream, {}, {}};
+    sample.event.kind = analysis::RecordedKind::kSample;
+    sample.event.name = metric;
+    sample.event.start_ns = sample.event.end_ns = time_ns;
+    sample.event.value = value;
+    events.push_back(std::move(sample));
+  }
+  std::vector<Collected> events;
+};
 
-py::list Streams(const store::RunReader& run) {
+py::list Streams(const analysis::RunDecoder& run) {
   py::list streams;
-  for (const store::StreamInfo& info : run.streams()) {
+  for (const analysis::StreamFacts& info : run.streams()) {
     py::dict stream;
-    stream["node"] = info.node;
+    stream["node"] = run.nodes()[info.node].name;
     stream["name"] = info.name;
     stream["pid"] = info.pid;
     stream["ppid"] = info.ppid;
@@ -49,7 +68,10 @@ py::list Streams(const store::RunReader& run) {
   return streams;
 }
 
-py::list Events(const store::RunReader& run) {
+py::list Events(const analysis::RunDecoder& run, std::vector<CollectEvents::Collected>& collected) {
+  // Sorted by start, as a reader lists them.
+  std::stable_sort(collected.begin(), collected.end(),
+                   [](const auto& a, const auto& b) { return a.event.start_ns < b.event.start_ns; });
   // One Python str per distinct name and kind, shared by all events that use it.
   std::vector<py::object> names;
   auto name_of = [&](uint32_t id) -> py::object {
@@ -58,13 +80,12 @@ py::list Events(const store::RunReader& run) {
     return names[id];
   };
   std::vector<py::object> kinds;
-  for (int k = 0; k < store::kEventKindCount; ++k) {
-    kinds.push_back(py::str(store::EventKindName(static_cast<store::EventKind>(k))));
+  for (int k = 0; k < analysis::kRecordedKindCount; ++k) {
+    kinds.push_back(py::str(analysis::RecordedKindName(static_cast<analysis::RecordedKind>(k))));
   }
-
   py::list events;
-  for (const store::Event& e : run.events()) {
-    const store::StreamInfo& stream = run.streams()[e.stream];
+  for (const auto& [stream_index, e, args] : collected) {
+    const analysis::StreamFacts& stream = run.streams()[stream_index];
     py::dict event;
     event["kind"] = kinds[static_cast<int>(e.kind)];
     event["name"] = name_of(e.name);
@@ -72,40 +93,50 @@ py::list Events(const store::RunReader& run) {
     event["end_ns"] = e.end_ns;
     event["value"] = e.value;
     event["step"] = e.step;
-    event["phase"] = e.kind == store::EventKind::kStep ? py::object(py::str(store::PhaseName(e.phase))) : py::none();
+    event["phase"] = e.kind == analysis::RecordedKind::kStep ? py::object(py::str(store::PhaseName(e.phase))) : py::none();
     event["unfinished"] = e.unfinished;
-    event["node"] = stream.node;
-    event["stream"] = e.stream;
+    event["node"] = run.nodes()[stream.node].name;
+    event["stream"] = stream_index;
     event["pid"] = stream.pid;
     event["tid"] = e.tid;
-    py::dict args;
-    for (const store::EventArg& arg : run.Args(e)) args[name_of(arg.key)] = ArgValue(run, arg);
-    event["args"] = std::move(args);
+    py::dict arg_dict;
+    for (const analysis::RecordedArg& arg : args) {
+      switch (arg.type) {
+        case analysis::RecordedArg::Type::kInt: arg_dict[name_of(arg.key)] = py::int_(arg.int_value); break;
+        case analysis::RecordedArg::Type::kDouble: arg_dict[name_of(arg.key)] = py::float_(arg.double_value); break;
+        case analysis::RecordedArg::Type::kString: arg_dict[name_of(arg.key)] = name_of(arg.string_value); break;
+      }
+    }
+    event["args"] = std::move(arg_dict);
     events.append(std::move(event));
   }
   return events;
 }
 
 py::dict ReadRun(const std::string& path) {
-  StatusOr<store::RunReader> run = [&] {
+  CollectEvents collected;
+  StatusOr<std::unique_ptr<analysis::RunDecoder>> run = [&]() -> StatusOr<std::unique_ptr<analysis::RunDecoder>> {
     py::gil_scoped_release release;
-    return store::RunReader::Open(path);
+    STEPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<analysis::RunDecoder> decoder, analysis::RunDecoder::Open(path));
+    STEPSCOPE_RETURN_IF_ERROR(decoder->Poll(collected));
+    return decoder;
   }();
   if (!run.ok()) ThrowStatus(run.status());
+  const analysis::RunDecoder& decoder = **run;
   py::list nodes;
-  for (const store::NodeInfo& info : run->nodes()) {
+  for (const analysis::RecordedNode& info : decoder.nodes()) {
     py::dict node;
     node["name"] = info.name;
     node["directory"] = info.directory;
-    node["manifest"] = info.manifest_json;
+    node["manifest"] = info.has_manifest ? store::ManifestText(info.manifest) : std::string();
     nodes.append(std::move(node));
   }
   py::dict out;
   out["nodes"] = std::move(nodes);
-  out["streams"] = Streams(*run);
-  out["events"] = Events(*run);
+  out["streams"] = Streams(decoder);
+  out["events"] = Events(decoder, collected.events);
   py::list problems;
-  for (const std::string& problem : run->problems()) problems.append(problem);
+  for (const std::string& problem : decoder.problems()) problems.append(problem);
   out["problems"] = std::move(problems);
   return out;
 }

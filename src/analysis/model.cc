@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <iterator>
 
 namespace stepscope::analysis {
 namespace {
@@ -9,9 +10,93 @@ namespace {
 // Events per block of the overlap index: a scan for events overlapping an interval starts at the
 // first block whose running max end reaches the interval.
 constexpr size_t kOverlapBlock = 64;
-constexpr std::string_view kStepPrefix = "Step:ModeKeys.";
+constexpr std::string_view kDetailWindowPrefix = "DetailWindow:";
+constexpr std::string_view kDetailWindowWrite = "DetailWindowWrite";
+
+constexpr std::string_view kStepRulesNames[] = {"Step:ModeKeys.TRAIN", "Step:ModeKeys.EVAL", "Step:ModeKeys.PREDICT",
+                                                "Step:ModeKeys.GLOBAL"};
+
+// Event order: by start, longer first (parents before children), then insertion order.
+bool EventBefore(const FrameworkEvent& x, const FrameworkEvent& y) {
+  if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+  return x.end_ns > y.end_ns;
+}
+
+// Moves each element i of `items` to position target[i], in place (cycle by cycle); `target` is
+// used up. 4 bytes per element instead of a second copy of the elements.
+template <typename T>
+void PermuteInPlace(std::vector<T>& items, std::vector<uint32_t>& target) {
+  constexpr uint32_t kPlaced = UINT32_MAX;
+  for (uint32_t start = 0; start < items.size(); ++start) {
+    if (target[start] == kPlaced) continue;
+    T carried = std::move(items[start]);
+    uint32_t to = target[start];
+    target[start] = kPlaced;
+    while (to != start) {
+      std::swap(carried, items[to]);
+      const uint32_t next = target[to];
+      target[to] = kPlaced;
+      to = next;
+    }
+    items[start] = std::move(carried);
+  }
+}
 
 }  // namespace
+
+const char* StepPhaseName(StepPhase phase) {
+  switch (phase) {
+    case StepPhase::kTrain: return "TRAIN";
+    case StepPhase::kEval: return "EVAL";
+    case StepPhase::kPredict: return "PREDICT";
+    case StepPhase::kGlobal: return "GLOBAL";
+    case StepPhase::kNone: return "";
+  }
+  return "";
+}
+
+std::string_view StepPhaseRulesName(StepPhase phase) {
+  const auto index = static_cast<size_t>(phase);
+  return index < std::size(kStepRulesNames) ? kStepRulesNames[index] : std::string_view();
+}
+
+Model::~Model() = default;
+
+StepPhase Model::StepPhaseOfId(StringId phase) const {
+  return phase < step_phase_of_string_.size() ? step_phase_of_string_[phase] : StepPhase::kNone;
+}
+
+RecordingOverhead Model::Overhead() const {
+  RecordingOverhead overhead;
+  for (const StreamFacts& stream : streams_) {
+    (stream.is_system ? overhead.system_records : overhead.framework_records) += stream.records;
+    const uint64_t write_failed = std::min(stream.dropped_write_failed, stream.dropped_events);
+    overhead.dropped_write_failed += write_failed;
+    overhead.dropped_buffers_full += stream.dropped_events - write_failed;
+    overhead.bytes_written += stream.log_bytes + stream.ring_bytes;
+  }
+  for (const NodeFacts& node : nodes_) {
+    if (!node.has_manifest || !node.manifest.sampler.known) continue;
+    overhead.sampler_cpu_ns += node.manifest.sampler.cpu_ns;
+    const int64_t duration_ns = node.manifest.end_time_ns - node.manifest.start_time_ns;
+    if (node.manifest.end_time_ns > 0 && duration_ns > 0) {
+      overhead.sampler_cpu_share = std::max(
+          overhead.sampler_cpu_share, static_cast<double>(node.manifest.sampler.cpu_ns) / static_cast<double>(duration_ns));
+    }
+  }
+  return overhead;
+}
+
+StatusOr<RefreshResult> Model::Refresh() {
+  if (follower_ == nullptr) return RefreshResult{};
+  // The follower rebuilds this model around itself; it is put back unless the run has ended.
+  std::unique_ptr<ModelFollower> follower = std::move(follower_);
+  const size_t events_before = events_.size();
+  StatusOr<RefreshResult> result = follower->Refresh(*this);
+  if (result.ok()) result->new_events = events_.size() > events_before ? events_.size() - events_before : 0;
+  if (follower->CanGrow()) follower_ = std::move(follower);
+  return result;
+}
 
 StringPool::StringPool() { Intern(""); }
 
@@ -51,9 +136,21 @@ const EventArg* Model::FindArg(const FrameworkEvent& event, std::string_view key
 }
 
 bool Model::IsDisturbedStep(const FrameworkEvent& step) const {
-  const EventArg* arg = FindArg(step, kDisturbedStepArg);
-  return arg != nullptr && (arg->type == EventArg::Type::kInt || arg->type == EventArg::Type::kBool) &&
-         arg->int_value == 1;
+  if (step.node < disturbing_.size()) {
+    const DisturbingIntervals& set = disturbing_[step.node];
+    // Intervals starting before the step ends: [0, n). One overlaps iff the latest end > its start.
+    auto after = std::lower_bound(set.intervals.begin(), set.intervals.end(), step.end_ns,
+                                  [](const std::pair<int64_t, int64_t>& interval, int64_t t) { return interval.first < t; });
+    const auto n = static_cast<size_t>(after - set.intervals.begin());
+    if (n > 0 && set.max_end[n - 1] > step.start_ns) return true;
+  }
+  if (disturbed_arg_ == kEmptyString) return false;
+  for (const EventArg& arg : Args(step)) {
+    if (arg.key == disturbed_arg_) {
+      return (arg.type == EventArg::Type::kInt || arg.type == EventArg::Type::kBool) && arg.int_value == 1;
+    }
+  }
+  return false;
 }
 
 const ProcessFacts* Model::FindProcess(uint32_t node, int32_t pid) const {
@@ -140,6 +237,56 @@ size_t Model::ApproximateBytes() const {
 
 ModelBuilder::ModelBuilder(ModelSource source) { model_.source_ = source; }
 
+ModelBuilder::ModelBuilder(Model&& model) : model_(std::move(model)) {
+  sorted_events_ = model_.events_.size();
+  complete_until_ns_ = -1;
+  for (uint32_t i = 0; i < model_.nodes_.size(); ++i) node_index_.emplace(model_.nodes_[i].name, i);
+  for (uint32_t i = 0; i < model_.series_.size(); ++i) {
+    const SystemSeries& series = model_.series_[i];
+    std::string key = std::to_string(series.node);
+    key.append(1, '\0').append(model_.String(series.type)).append(1, '\0').append(model_.String(series.name));
+    key.append(1, '\0').append(model_.String(series.dimension));
+    series_index_.emplace(std::move(key), i);
+  }
+}
+
+size_t ModelBuilder::DropProvisional() {
+  std::vector<uint32_t>& provisional = model_.provisional_;
+  if (provisional.empty()) return 0;
+  // Provisional events are never the end of a flow (they come from stepscope streams only), but
+  // flows into later events shift with them.
+  std::vector<uint32_t> new_index(model_.events_.size());
+  size_t kept = 0;
+  size_t next = 0;
+  for (uint32_t i = 0; i < model_.events_.size(); ++i) {
+    if (next < provisional.size() && provisional[next] == i) {
+      ++next;
+      new_index[i] = UINT32_MAX;
+      continue;
+    }
+    new_index[i] = static_cast<uint32_t>(kept);
+    if (kept != i) model_.events_[kept] = model_.events_[i];
+    ++kept;
+  }
+  const size_t dropped = model_.events_.size() - kept;
+  model_.events_.resize(kept);
+  std::erase_if(model_.flows_, [&](const Flow& flow) {
+    return new_index[flow.from] == UINT32_MAX || new_index[flow.to] == UINT32_MAX;
+  });
+  for (Flow& flow : model_.flows_) {
+    flow.from = new_index[flow.from];
+    flow.to = new_index[flow.to];
+  }
+  provisional.clear();
+  sorted_events_ = kept;
+  return dropped;
+}
+
+bool ModelBuilder::HasProblem(std::string_view sentence) const {
+  return std::any_of(model_.problems_.begin(), model_.problems_.end(),
+                     [&](const Problem& problem) { return problem.sentence == sentence; });
+}
+
 uint32_t ModelBuilder::AddNode(const NodeFacts& facts) {
   auto [it, inserted] = node_index_.emplace(facts.name, static_cast<uint32_t>(model_.nodes_.size()));
   if (inserted) {
@@ -199,7 +346,8 @@ void ModelBuilder::ReserveEvents(size_t events, size_t args) {
   reserve(model_.args_, args);
 }
 
-uint32_t ModelBuilder::AddEvent(const FrameworkEvent& event, std::span<const EventArg> args) {
+uint32_t ModelBuilder::AddEvent(const FrameworkEvent& event, std::span<const EventArg> args, bool provisional) {
+  if (provisional) new_provisional_.push_back(static_cast<uint32_t>(model_.events_.size()));
   FrameworkEvent stored = event;
   stored.first_arg = static_cast<uint32_t>(model_.args_.size());
   stored.arg_count = static_cast<uint16_t>(std::min<size_t>(args.size(), UINT16_MAX));
@@ -276,28 +424,56 @@ Model ModelBuilder::Finish() && {
     if (!series.time_ns.empty()) see(series.time_ns.front(), series.time_ns.back());
   }
 
-  // Sort events, remembering where each insertion index went so flows can follow.
-  std::vector<uint32_t> order(model.events_.size());
+  // Sort the events added since the last Finish() (all of them the first time) and merge them
+  // with the ones already in order, in place: `order` lists insertion indices in their final
+  // order, `position` is its inverse (4 bytes per event each; a sorted copy would take 64).
+  const auto count = static_cast<uint32_t>(model.events_.size());
+  const auto sorted = static_cast<uint32_t>(std::min<size_t>(sorted_events_, count));
+  std::vector<uint32_t> order(count);
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+  auto before = [&](uint32_t a, uint32_t b) {
     const FrameworkEvent& x = model.events_[a];
     const FrameworkEvent& y = model.events_[b];
-    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
-    return x.end_ns > y.end_ns;
-  });
-  std::vector<uint32_t> position(order.size());
-  std::vector<FrameworkEvent> sorted;
-  sorted.reserve(order.size());
-  for (uint32_t i = 0; i < order.size(); ++i) {
-    position[order[i]] = i;
-    sorted.push_back(model.events_[order[i]]);
+    if (EventBefore(x, y)) return true;
+    if (EventBefore(y, x)) return false;
+    return a < b;  // insertion order breaks ties: the result is stable_sort's
+  };
+  std::sort(order.begin() + sorted, order.end(), before);
+  std::inplace_merge(order.begin(), order.begin() + sorted, order.end(), before);
+  bool moved = false;
+  for (uint32_t i = 0; i < count && !moved; ++i) moved = order[i] != i;
+  if (moved) {
+    std::vector<uint32_t> position(count);
+    for (uint32_t i = 0; i < count; ++i) position[order[i]] = i;
+    std::vector<uint32_t>().swap(order);
+    for (Flow& flow : model.flows_) {
+      flow.from = position[flow.from];
+      flow.to = position[flow.to];
+    }
+    for (uint32_t& index : new_provisional_) index = position[index];
+    PermuteInPlace(model.events_, position);
   }
-  model.events_ = std::move(sorted);
-  for (Flow& flow : model.flows_) {
-    flow.from = position[flow.from];
-    flow.to = position[flow.to];
-  }
+  std::sort(new_provisional_.begin(), new_provisional_.end());
+  model.provisional_ = std::move(new_provisional_);
+  new_provisional_.clear();
+  sorted_events_ = count;
 
+  // Typed step phases, by the StringId of an event's phase.
+  model.step_phase_of_string_.assign(model.strings_.size(), StepPhase::kNone);
+  for (size_t phase = 0; phase < std::size(kStepRulesNames); ++phase) {
+    const StringId id = model.strings_.Find(kStepRulesNames[phase]);
+    if (id != kEmptyString) model.step_phase_of_string_[id] = static_cast<StepPhase>(phase);
+  }
+  model.disturbed_arg_ = model.strings_.Find(kDisturbedStepArg);
+  // Names of stepscope's own profiling (detail windows and their writer), by StringId.
+  std::vector<bool> disturbing_name(model.strings_.size(), false);
+  for (StringId id = 1; id < model.strings_.size(); ++id) {
+    const std::string_view name = model.strings_.Get(id);
+    disturbing_name[id] = name.starts_with(kDetailWindowPrefix) || name == kDetailWindowWrite;
+  }
+  model.disturbing_.assign(model.nodes_.size(), {});
+
+  model.steps_.clear();
   model.block_max_end_.clear();
   int64_t running_max = INT64_MIN;
   for (size_t i = 0; i < model.events_.size(); ++i) {
@@ -305,7 +481,15 @@ Model ModelBuilder::Finish() && {
     running_max = std::max(running_max, event.end_ns);
     if ((i + 1) % kOverlapBlock == 0 || i + 1 == model.events_.size()) model.block_max_end_.push_back(running_max);
     see(event.start_ns, event.end_ns);
-    if (model.String(event.phase).starts_with(kStepPrefix)) model.steps_.push_back(static_cast<uint32_t>(i));
+    if (model.StepPhaseOf(event) != StepPhase::kNone) model.steps_.push_back(static_cast<uint32_t>(i));
+    if (event.kind == EventKind::kSpan && disturbing_name[event.name] && event.node < model.disturbing_.size()) {
+      model.disturbing_[event.node].intervals.emplace_back(event.start_ns, event.end_ns);  // in start order
+    }
+  }
+  for (Model::DisturbingIntervals& set : model.disturbing_) {
+    set.max_end.resize(set.intervals.size());
+    int64_t latest = INT64_MIN;
+    for (size_t i = 0; i < set.intervals.size(); ++i) set.max_end[i] = latest = std::max(latest, set.intervals[i].second);
   }
   // Processes: sorted by (node, pid); duplicates merged, the first known value of a field wins.
   std::stable_sort(model.processes_.begin(), model.processes_.end(), [](const ProcessFacts& a, const ProcessFacts& b) {

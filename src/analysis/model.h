@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,6 +25,8 @@
 #include <vector>
 
 #include "analysis/problem.h"
+#include "base/status.h"
+#include "store/run_manifest.h"
 
 namespace stepscope::analysis {
 
@@ -58,8 +61,55 @@ struct NodeFacts {
   int32_t cpu_cores = 0;          // 0 when unknown
   int32_t gpu_count = 0;          // 0 when unknown
   std::vector<int64_t> gpu_memory_bytes;  // per GPU, when known
-  std::string manifest_json;      // the node's manifest, "" when none
+  // Importers: what the source said about itself that has no field here (Kineto: process and
+  // thread names, distributedInfo), as JSON; "" when none. stepscope runs: "" (see `manifest`).
+  std::string manifest_json;
+  // stepscope runs: the node's directory and its manifest (what ran, how it ended, config,
+  // capabilities, the sampler's cost, control files applied), when it could be read.
+  std::string directory;
+  bool has_manifest = false;
+  store::RunManifest manifest;
 };
+
+// One recorded stream of a stepscope run (one recording process, or a node's system sampler)
+// and what the store says of it: stepscope's own cost and losses, per writer.
+struct StreamFacts {
+  uint32_t node = 0;       // index into Model::nodes()
+  std::string name;        // file stem
+  std::string meta_json;   // what the writer said about itself
+  bool is_system = false;  // the node's system sampler
+  int64_t pid = -1;
+  int64_t ppid = -1;
+  bool writer_gone = false;           // nothing more will be appended
+  uint64_t records = 0;               // raw records decoded
+  uint64_t dropped_events = 0;        // all causes
+  uint64_t dropped_write_failed = 0;  // the part lost while the log was unwritable (disk full)
+  bool unwritten = false;             // the process could not write its stream at all
+  uint64_t log_bytes = 0;
+  uint64_t ring_bytes = 0;
+  uint64_t block_bytes = 0;    // compressed event/sample blocks
+  uint64_t string_bytes = 0;   // string-table frames
+  uint64_t other_bytes = 0;    // meta, clock and stats frames, file header
+  int64_t last_ns = INT64_MIN; // latest record's time
+};
+
+// stepscope's own cost over a whole run (stepscope runs; zero for imports).
+struct RecordingOverhead {
+  uint64_t framework_records = 0;   // raw records of the recording processes
+  uint64_t system_records = 0;      // samples of the system samplers
+  uint64_t dropped_buffers_full = 0;
+  uint64_t dropped_write_failed = 0;
+  uint64_t bytes_written = 0;       // logs and rings on disk
+  uint64_t sampler_cpu_ns = 0;      // the system samplers' own CPU time (from the manifests)
+  double sampler_cpu_share = -1;    // of one core over the node's run, highest node; -1 unknown
+};
+
+// The phase a step counts (the recorder's store::Phase, typed to the report).
+enum class StepPhase : uint8_t { kTrain = 0, kEval = 1, kPredict = 2, kGlobal = 3, kNone = 4 };
+const char* StepPhaseName(StepPhase phase);  // "TRAIN", "EVAL", "PREDICT", "GLOBAL", "" for kNone
+// RULES.md §0's phase of a step event ("Step:ModeKeys.TRAIN"): the vocabulary of the rules and
+// of SageMaker's files. kNone has none.
+std::string_view StepPhaseRulesName(StepPhase phase);
 
 // One process of the run and its place in a distributed job: the single record of ranks that
 // the rules (Straggler), the report (per-rank step times) and the summary read.
@@ -143,14 +193,41 @@ struct Flow {
   int64_t id = 0;        // the trace's flow id (correlation)
 };
 
+class Model;
+
+// What Model::Refresh() found new.
+struct RefreshResult {
+  // Events the model gained: a provisional event that became final (a span that ended) is not
+  // new, it changed; one that appeared is.
+  size_t new_events = 0;
+  size_t new_samples = 0;
+  size_t replaced_provisional = 0;  // provisional events of the last read, replaced
+};
+
+// Reads what a run gained since a model was built or refreshed (stepscope_loader.cc).
+class ModelFollower {
+ public:
+  virtual ~ModelFollower() = default;
+  virtual StatusOr<RefreshResult> Refresh(Model& model) = 0;
+  // False once nothing more can come: the model then stops following.
+  virtual bool CanGrow() const = 0;
+};
+
 class Model {
  public:
+  Model() = default;
+  Model(Model&&) noexcept = default;
+  Model& operator=(Model&&) noexcept = default;
+  ~Model();
   ModelSource source() const { return source_; }
   const StringPool& strings() const { return strings_; }
   std::string_view String(StringId id) const { return strings_.Get(id); }
   StringId FindString(std::string_view text) const { return strings_.Find(text); }
 
   const std::vector<NodeFacts>& nodes() const { return nodes_; }
+  // stepscope runs: every stream read, in the order met; empty for imports.
+  const std::vector<StreamFacts>& streams() const { return streams_; }
+  RecordingOverhead Overhead() const;
   // Sorted by (node, pid), one entry per pair.
   const std::vector<ProcessFacts>& processes() const { return processes_; }
   // The process `pid` on `node`, or nullptr when the run says nothing about it.
@@ -168,9 +245,14 @@ class Model {
   }
   // The arg named `key`, or nullptr.
   const EventArg* FindArg(const FrameworkEvent& event, std::string_view key) const;
-  // Whether `step` carries kDisturbedStepArg = 1: step-time statistics leave it out (the rules
-  // keep it, as the reference would count it).
+  // Whether stepscope's own profiling ran during `step`: it overlaps (strictly: not just touches)
+  // a detail window (a DetailWindow:* span) or its writer (DetailWindowWrite) on the step's node,
+  // or carries kDisturbedStepArg = 1. Step-time statistics leave such steps out (the rules keep
+  // them, as the reference would count them).
   bool IsDisturbedStep(const FrameworkEvent& step) const;
+  // The phase of a step event (kNone for other events), or of a phase string id.
+  StepPhase StepPhaseOf(const FrameworkEvent& event) const { return StepPhaseOfId(event.phase); }
+  StepPhase StepPhaseOfId(StringId phase) const;
   const std::vector<Flow>& flows() const { return flows_; }
   // What loading skipped, lost or doubted, in the order met (problem.h).
   const std::vector<Problem>& problems() const { return problems_; }
@@ -203,12 +285,25 @@ class Model {
   // Memory held, for benchmarks and `stepscope info`.
   size_t ApproximateBytes() const;
 
+  // A model of a run still being written (stepscope runs): reads only what the run gained since
+  // the model was built or last refreshed and adds it — new events, samples, streams, nodes,
+  // problems, updated node facts — replacing the provisional events of the last read (spans
+  // still open, each thread's latest event; run_decoder.h). Index-based references into
+  // events() from before do not survive it. A model that cannot grow (imports, a model file, a
+  // finished run) returns an empty result.
+  StatusOr<RefreshResult> Refresh();
+  // Whether Refresh() can still find anything: false once every writer of the run is gone.
+  bool CanGrow() const { return follower_ != nullptr; }
+  // Events that the next Refresh() replaces, as indices into events(), ascending.
+  const std::vector<uint32_t>& provisional() const { return provisional_; }
+
  private:
   friend class ModelBuilder;
 
   ModelSource source_ = ModelSource::kStepscope;
   StringPool strings_;
   std::vector<NodeFacts> nodes_;
+  std::vector<StreamFacts> streams_;
   std::vector<ProcessFacts> processes_;
   std::vector<SystemSeries> series_;
   std::vector<FrameworkEvent> events_;
@@ -216,6 +311,17 @@ class Model {
   std::vector<Flow> flows_;
   std::vector<Problem> problems_;
   std::vector<uint32_t> steps_;
+  std::vector<uint32_t> provisional_;
+  // Per node: detail windows and their writer (IsDisturbedStep), sorted by start, with the
+  // running maximum of their ends.
+  struct DisturbingIntervals {
+    std::vector<std::pair<int64_t, int64_t>> intervals;
+    std::vector<int64_t> max_end;
+  };
+  std::vector<DisturbingIntervals> disturbing_;
+  StringId disturbed_arg_ = kEmptyString;
+  std::vector<StepPhase> step_phase_of_string_;  // by StringId of an event's phase
+  std::unique_ptr<ModelFollower> follower_;
   // max end_ns of events()[0..i] per block of kOverlapBlock events: bounds overlap scans.
   std::vector<int64_t> block_max_end_;
   int64_t first_ns_ = 0;
@@ -229,6 +335,9 @@ class Model {
 class ModelBuilder {
  public:
   explicit ModelBuilder(ModelSource source);
+  // Continues a built model (Model::Refresh): its events stay where Finish() put them, added
+  // ones are merged in; node and series lookups know the model's.
+  explicit ModelBuilder(Model&& model);
 
   StringId Intern(std::string_view text) { return model_.strings_.Intern(text); }
   // The node's index; the same name returns the same index (facts are merged: non-empty wins).
@@ -248,7 +357,23 @@ class ModelBuilder {
   // file knows both, and growing by doubling would copy (and page-fault) the arrays again.
   void ReserveEvents(size_t events, size_t args);
   // Returns the event's index in insertion order (valid for AddFlow until Finish()).
-  uint32_t AddEvent(const FrameworkEvent& event, std::span<const EventArg> args = {});
+  // `provisional`: the next Refresh() replaces it (no flow may refer to it).
+  uint32_t AddEvent(const FrameworkEvent& event, std::span<const EventArg> args = {}, bool provisional = false);
+  // Removes the provisional events of a continued model (before anything is added).
+  size_t DropProvisional();
+  void AddStream(const StreamFacts& facts) { model_.streams_.push_back(facts); }
+  StreamFacts& stream(uint32_t index) { return model_.streams_[index]; }
+  size_t stream_count() const { return model_.streams_.size(); }
+  size_t node_count() const { return model_.nodes_.size(); }
+  // Problems already in a continued model are not added again.
+  bool HasProblem(std::string_view sentence) const;
+  // Removes a continued model's problems whose name `remove` accepts (counts that a refresh
+  // recomputes).
+  template <typename Predicate>
+  void RemoveProblems(Predicate remove) {
+    std::erase_if(model_.problems_, [&](const Problem& problem) { return remove(problem.name); });
+  }
+  void SetFollower(std::unique_ptr<ModelFollower> follower) { model_.follower_ = std::move(follower); }
   void AddFlow(uint32_t from_insertion_index, uint32_t to_insertion_index, StringId category, int64_t id);
   void AddProblem(Problem problem) { model_.problems_.push_back(std::move(problem)); }
   void AddProblem(std::string_view name, ProblemSeverity severity, std::string sentence, uint64_t count = 1) {
@@ -268,6 +393,8 @@ class ModelBuilder {
 
  private:
   Model model_;
+  size_t sorted_events_ = 0;  // a continued model's events, already in order
+  std::vector<uint32_t> new_provisional_;  // insertion indices
   std::unordered_map<std::string, uint32_t> node_index_;
   std::unordered_map<std::string, uint32_t> series_index_;
   int64_t complete_until_ns_ = -1;

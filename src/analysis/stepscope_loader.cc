@@ -1,50 +1,23 @@
 #include "analysis/stepscope_loader.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <vector>
 
 #include "analysis/detail_operators.h"
 #include "analysis/recording_losses.h"
+#include "analysis/run_decoder.h"
 #include "analysis/vocabulary.h"
-#include "base/file_system.h"
-#include "store/format.h"
 #include "base/json_fields.h"
-#include "store/run_reader.h"
 
 namespace stepscope::analysis {
 namespace {
 
-constexpr std::string_view kDetailWindowPrefix = "DetailWindow:";
-constexpr std::string_view kDetailWindowWrite = "DetailWindowWrite";
 constexpr std::string_view kDamagedRunData = "damaged_run_data";
-
-struct Interval {
-  int64_t start_ns;
-  int64_t end_ns;
-};
-
-// A manifest status after which the launcher wrote its last word (docs/formats.md).
-bool IsFinalStatus(std::string_view status) {
-  return status == "exited" || status == "killed" || status == "failed-to-start";
-}
-
-// Whether a process still writes <directory>/<stream>.ring: its writer holds an exclusive flock
-// for its whole life (store/ring_file.cc). No ring (compacted) or a free lock: the writer is gone.
-bool WriterAlive(const std::string& directory, const std::string& stream) {
-  const std::string ring = directory + "/" + stream + store::kRingSuffix;
-  auto fd = OpenRegularFile(ring, Symlinks::kRefuse);  // a FIFO in its place must not block us
-  if (!fd.ok()) return false;
-  return flock(fd->get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;  // closing fd releases our lock
-}
 
 // "cpu12" -> 12 for prefix "cpu"; -1 when not a device name.
 int DeviceIndex(std::string_view name, std::string_view prefix) {
@@ -57,28 +30,21 @@ int DeviceIndex(std::string_view name, std::string_view prefix) {
   return index;
 }
 
-NodeFacts FactsFromManifest(const store::NodeInfo& info, bool* final_status) {
+// What a node's manifest says about its hardware; the samples fill what it does not say.
+NodeFacts FactsFromNode(const RecordedNode& node) {
   NodeFacts facts;
-  facts.name = info.name;
-  facts.manifest_json = info.manifest_json;
-  *final_status = false;
-  if (info.manifest_json.empty()) return facts;
-  const nlohmann::json manifest = nlohmann::json::parse(info.manifest_json, nullptr, /*allow_exceptions=*/false);
-  if (manifest.is_discarded() || !manifest.is_object()) return facts;  // RunReader reported it
-  *final_status = IsFinalStatus(JsonString(manifest, "status"));
-  facts.instance_type = JsonString(manifest, "instance_type");
-  facts.instance_count = static_cast<int32_t>(std::clamp<int64_t>(JsonInt(manifest, "instance_count", 0), 0, INT32_MAX));
-  facts.cpu_cores = static_cast<int32_t>(std::clamp<int64_t>(JsonInt(manifest, "cpu_cores", 0), 0, INT32_MAX));
-  const nlohmann::json gpu = JsonObject(JsonObject(manifest, "capabilities"), "gpu");
-  if (JsonBool(gpu, "available", false)) {
-    const nlohmann::json gpus = JsonArray(gpu, "gpus");
-    facts.gpu_count = static_cast<int32_t>(gpus.size());
-    // Entries are GPU names today; objects with memory_total_bytes are read when present.
-    for (const nlohmann::json& entry : gpus) {
-      const int64_t bytes = JsonInt(entry, "memory_total_bytes", 0);
-      if (bytes > 0) facts.gpu_memory_bytes.push_back(bytes);
-    }
-    if (facts.gpu_memory_bytes.size() != gpus.size()) facts.gpu_memory_bytes.clear();
+  facts.name = node.name;
+  facts.directory = node.directory;
+  facts.has_manifest = node.has_manifest;
+  if (!node.has_manifest) return facts;
+  facts.manifest = node.manifest;
+  const store::RunManifest& manifest = node.manifest;
+  facts.instance_type = manifest.instance_type;
+  facts.instance_count = manifest.instance_count;
+  facts.cpu_cores = manifest.cpu_cores;
+  if (manifest.capabilities.gpu_available) {
+    facts.gpu_count = static_cast<int32_t>(manifest.capabilities.gpus.size());
+    facts.gpu_memory_bytes = manifest.capabilities.gpu_memory_bytes;
   }
   return facts;
 }
@@ -93,7 +59,7 @@ int32_t RankVariable(const nlohmann::json& ranks, const char* name) {
 }
 
 // What a process stream says about its process: pid, parent and the ranks torchrun gave it.
-ProcessFacts ProcessFromStream(const store::StreamInfo& stream, uint32_t node) {
+ProcessFacts ProcessFromStream(const StreamFacts& stream, uint32_t node) {
   ProcessFacts facts;
   facts.node = node;
   facts.pid = static_cast<int32_t>(stream.pid);
@@ -126,93 +92,125 @@ void ApplySampledHardware(NodeFacts& facts, const SampledHardware& hardware) {
   }
 }
 
-// Intervals sorted by start with the running maximum of their ends: whether any interval
-// overlaps [start, end] strictly (touching is not overlapping) is one binary search.
-class IntervalSet {
+// Follows one stepscope run into one Model: the decoder's state (where each stream was read to,
+// open spans) and the mapping of its names and streams onto the model's, kept between reads.
+class StepscopeFollower final : public ModelFollower, private RecordedEventSink {
  public:
-  void Add(Interval interval) { intervals_.push_back(interval); }
-  void Index() {
-    std::sort(intervals_.begin(), intervals_.end(),
-              [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
-    max_end_.resize(intervals_.size());
-    int64_t running = INT64_MIN;
-    for (size_t i = 0; i < intervals_.size(); ++i) max_end_[i] = running = std::max(running, intervals_[i].end_ns);
+  explicit StepscopeFollower(std::unique_ptr<RunDecoder> decoder) : decoder_(std::move(decoder)) {}
+
+  // One read of the run into `builder` (a new model, or a continued one).
+  Status Read(ModelBuilder& builder, RefreshResult& result) {
+    builder_ = &builder;
+    result_ = &result;
+    result.replaced_provisional = builder.DropProvisional();
+    STEPSCOPE_RETURN_IF_ERROR(decoder_->Poll(*this));
+    SyncFacts(builder);
+    builder_ = nullptr;
+    result_ = nullptr;
+    return OkStatus();
   }
-  bool Overlaps(int64_t start_ns, int64_t end_ns) const {
-    // Intervals starting before end_ns: [0, n). One of them overlaps iff the latest end > start_ns.
-    auto after = std::lower_bound(intervals_.begin(), intervals_.end(), end_ns,
-                                  [](const Interval& interval, int64_t t) { return interval.start_ns < t; });
-    const size_t n = static_cast<size_t>(after - intervals_.begin());
-    return n > 0 && max_end_[n - 1] > start_ns;
+
+  StatusOr<RefreshResult> Refresh(Model& model) override {
+    RefreshResult result;
+    ModelBuilder builder(std::move(model));
+    Status status = Read(builder, result);
+    model = std::move(builder).Finish();
+    STEPSCOPE_RETURN_IF_ERROR(status);
+    return result;
   }
+
+  bool CanGrow() const override { return !decoder_->finished(); }
 
  private:
-  std::vector<Interval> intervals_;
-  std::vector<int64_t> max_end_;
-};
-
-// The nodes of a run as the reader meets them, and every system sample, which goes straight
-// from the decoded store block into the model's series (a 24 h run at 500 ms holds ~35 M
-// samples: as store::Events they would need ~2 GB).
-class SampleLoader final : public store::RunSampleSink {
- public:
-  explicit SampleLoader(ModelBuilder& builder) : builder_(builder) {}
-
-  void OnNode(uint32_t reader_node, const store::NodeInfo& info) override {
-    bool final_status = false;
-    NodeFacts facts = FactsFromManifest(info, &final_status);
-    const uint32_t index = builder_.AddNode(facts);
-    if (index >= node_final.size()) {
-      node_final.resize(index + 1, true);
-      node_directory.resize(index + 1);
-      hardware.resize(index + 1);
+  // The model node of a decoder node (nodes merge by name, as ModelBuilder::AddNode does).
+  uint32_t ModelNode(uint32_t decoder_node) {
+    while (model_node_.size() <= decoder_node) {
+      const auto index = static_cast<uint32_t>(model_node_.size());
+      const uint32_t node = builder_->AddNode(FactsFromNode(decoder_->nodes()[index]));
+      model_node_.push_back(node);
+      if (hardware_.size() <= node) hardware_.resize(node + 1);
+      if (details_loaded_.size() <= node) details_loaded_.resize(node + 1, false);
     }
-    // A node name found in two directories counts as finished only if both are.
-    node_final[index] = node_final[index] && final_status;
-    if (node_directory[index].empty()) node_directory[index] = info.directory;
-    node_index.emplace(info.name, index);
-    if (reader_node >= model_node_.size()) model_node_.resize(reader_node + 1, 0);
-    model_node_[reader_node] = index;
+    return model_node_[decoder_node];
   }
 
-  void OnStream(uint32_t reader_node, uint32_t stream, bool is_system, uint64_t records, size_t names) override {
-    stream_ = stream;
-    if (stream >= stream_last_ns.size()) stream_last_ns.resize(stream + 1, INT64_MIN);
+  void OnStream(uint32_t stream, uint64_t records, size_t names) override {
+    const StreamFacts& facts = decoder_->streams()[stream];
     // A system stream holds one sample per metric per poll: records / names is about (a bit
     // above, as names include ones seen only sometimes) the samples of each of its series.
-    samples_per_series_ = is_system && names > 0 ? (records + names - 1) / names : 0;
+    samples_per_series_ = facts.is_system && names > 0 ? (records + names - 1) / names : 0;
+    current_stream_ = stream;
+    if (!facts.is_system && facts.pid >= 0) builder_->AddProcess(ProcessFromStream(facts, ModelNode(facts.node)));
   }
 
-  void OnSample(uint32_t reader_node, uint32_t metric_id, std::string_view metric, int64_t time_ns,
-                double value) override {
-    const uint32_t node = model_node_[reader_node];
-    const uint64_t cache_key = (uint64_t{node} << 32) | metric_id;
-    auto it = series_of_.find(cache_key);
-    if (it == series_of_.end()) it = series_of_.emplace(cache_key, NewSeries(node, metric)).first;
-    Series& series = it->second;
-    if (series.reserved_for_stream != stream_) {
-      series.reserved_for_stream = stream_;
-      if (samples_per_series_ > 0) {
-        builder_.ReserveSamples(series.index, samples_per_series_);
+  void OnEvent(uint32_t stream, const RecordedEvent& event, std::span<const RecordedArg> args,
+               bool provisional) override {
+    const StreamFacts& facts = decoder_->streams()[stream];
+    const std::string_view name = decoder_->Name(event.name);
+    FrameworkEvent out;
+    out.start_ns = event.start_ns;
+    out.end_ns = event.end_ns;
+    out.tid = event.tid;
+    out.pid = static_cast<int32_t>(facts.pid);
+    out.node = ModelNode(facts.node);
+    out.name = builder_->Intern(name);
+    out.unfinished = event.unfinished;
+    args_.clear();
+    for (const RecordedArg& arg : args) {
+      const std::string_view key = decoder_->Name(arg.key);
+      switch (arg.type) {
+        case RecordedArg::Type::kInt: args_.push_back(builder_->IntArg(key, arg.int_value)); break;
+        case RecordedArg::Type::kDouble: args_.push_back(builder_->DoubleArg(key, arg.double_value)); break;
+        case RecordedArg::Type::kString:
+          args_.push_back(builder_->StringArg(key, decoder_->Name(arg.string_value)));
+          break;
       }
     }
-    builder_.AddSample(series.index, time_ns, value);
-    if (series.gpu_memory_total >= 0) {
-      auto [latest, inserted] = hardware[node].gpu_memory_total.emplace(series.gpu_memory_total, std::make_pair(time_ns, value));
-      if (!inserted && time_ns >= latest->second.first) latest->second = {time_ns, value};
+    switch (event.kind) {
+      case RecordedKind::kStep:
+        out.kind = EventKind::kSpan;
+        out.phase = out.name;  // "Step:ModeKeys.<PHASE>" (StepPhaseRulesName)
+        out.step = event.step;
+        break;
+      case RecordedKind::kSpan:
+        out.kind = EventKind::kSpan;
+        out.phase = builder_->Intern(PhaseForEventName(name));
+        break;
+      case RecordedKind::kInstant:
+        out.kind = EventKind::kInstant;
+        out.phase = builder_->Intern(PhaseForEventName(name));
+        break;
+      case RecordedKind::kCounter:
+        out.kind = EventKind::kCounter;
+        out.phase = builder_->Intern(PhaseForEventName(name));
+        args_.push_back(builder_->DoubleArg("value", event.value));
+        break;
+      case RecordedKind::kSample:
+        return;  // never here: samples come through OnSample
     }
-    int64_t& last = stream_last_ns[stream_];
-    last = std::max(last, time_ns);
+    builder_->AddEvent(out, args_, provisional);
+    ++result_->new_events;
   }
 
-  // Per model node: whether its manifest is final, its directory, what its samples say.
-  std::vector<bool> node_final;
-  std::vector<std::string> node_directory;
-  std::vector<SampledHardware> hardware;
-  std::unordered_map<std::string, uint32_t> node_index;  // by name
-  std::vector<int64_t> stream_last_ns;                   // latest sample per stream index
+  void OnSample(uint32_t stream, uint32_t metric, int64_t time_ns, double value) override {
+    const uint32_t node = ModelNode(decoder_->streams()[stream].node);
+    const uint64_t cache_key = (uint64_t{node} << 32) | metric;
+    auto it = series_of_.find(cache_key);
+    if (it == series_of_.end()) it = series_of_.emplace(cache_key, NewSeries(node, decoder_->Name(metric))).first;
+    Series& series = it->second;
+    if (series.reserved_for_stream != stream) {
+      series.reserved_for_stream = stream;
+      if (samples_per_series_ > 0 && stream == current_stream_) builder_->ReserveSamples(series.index, samples_per_series_);
+    }
+    builder_->AddSample(series.index, time_ns, value);
+    ++result_->new_samples;
+    if (series.gpu_memory_total >= 0) {
+      auto [latest, inserted] =
+          hardware_[node].gpu_memory_total.emplace(series.gpu_memory_total, std::make_pair(time_ns, value));
+      if (!inserted && time_ns >= latest->second.first) latest->second = {time_ns, value};
+    }
+  }
 
- private:
   struct Series {
     uint32_t index = 0;
     int gpu_memory_total = -1;  // GPU index when this is gpu/gpu<N>/memory_total_bytes
@@ -223,8 +221,8 @@ class SampleLoader final : public store::RunSampleSink {
   Series NewSeries(uint32_t node, std::string_view metric) {
     const SeriesKey key = SeriesKeyForMetric(metric);
     Series series;
-    series.index = builder_.SeriesFor(node, key.type, key.name, key.dimension);
-    SampledHardware& seen = hardware[node];
+    series.index = builder_->SeriesFor(node, key.type, key.name, key.dimension);
+    SampledHardware& seen = hardware_[node];
     if (key.type == "cpu" && key.dimension == "CPUUtilization") {
       if (int index = DeviceIndex(key.name, "cpu"); index >= 0) seen.cpus[index] = true;
       return series;
@@ -239,120 +237,93 @@ class SampleLoader final : public store::RunSampleSink {
     return series;
   }
 
-  ModelBuilder& builder_;
-  std::vector<uint32_t> model_node_;  // reader node index -> model node index
-  std::unordered_map<uint64_t, Series> series_of_;  // (model node << 32 | metric id)
-  uint32_t stream_ = 0;
-  uint64_t samples_per_series_ = 0;
-};
-
-// Everything but Finish(), so the reader (all framework events as store::Events) is gone before
-// Finish() copies the model's events to sort them.
-Status FillFromRun(const std::string& path, ModelBuilder& builder) {
-  SampleLoader samples(builder);
-  STEPSCOPE_ASSIGN_OR_RETURN(store::RunReader run, store::RunReader::Open(path, &samples));
-  std::vector<bool>& node_final = samples.node_final;
-  const std::vector<std::string>& node_directory = samples.node_directory;
-  const auto& streams = run.streams();
-  std::vector<uint32_t> stream_node(streams.size(), 0);
-  for (size_t i = 0; i < streams.size(); ++i) {
-    auto it = samples.node_index.find(streams[i].node);
-    stream_node[i] = it == samples.node_index.end() ? 0 : it->second;
-    if (!streams[i].is_system && streams[i].pid >= 0) builder.AddProcess(ProcessFromStream(streams[i], stream_node[i]));
-  }
-
-  // Where stepscope's own profiling ran, per node: steps overlapping it are disturbed.
-  std::vector<IntervalSet> disturbing(node_final.size());
-  for (const store::Event& event : run.events()) {
-    if (event.kind != store::EventKind::kSpan) continue;
-    const std::string_view name = run.Name(event.name);
-    if (name.starts_with(kDetailWindowPrefix) || name == kDetailWindowWrite) {
-      disturbing[stream_node[event.stream]].Add(Interval{event.start_ns, event.end_ns});
+  // After a read: node and stream facts as the decoder knows them now, detail documents of
+  // nodes whose job ended, problems and complete_until_ns.
+  void SyncFacts(ModelBuilder& builder) {
+    const auto& nodes = decoder_->nodes();
+    for (uint32_t index = 0; index < nodes.size(); ++index) {
+      const uint32_t node = ModelNode(index);
+      NodeFacts& facts = builder.node(node);
+      const NodeFacts fresh = FactsFromNode(nodes[index]);
+      // The manifest moves on while the job runs (status, end, sampler cost, control files).
+      if (fresh.has_manifest) {
+        facts.has_manifest = true;
+        facts.manifest = fresh.manifest;
+        if (facts.instance_type.empty()) facts.instance_type = fresh.instance_type;
+        if (facts.instance_count == 0) facts.instance_count = fresh.instance_count;
+        if (facts.cpu_cores == 0) facts.cpu_cores = fresh.cpu_cores;
+        if (facts.gpu_count == 0) facts.gpu_count = fresh.gpu_count;
+        if (facts.gpu_memory_bytes.empty()) facts.gpu_memory_bytes = fresh.gpu_memory_bytes;
+      }
+      if (facts.directory.empty()) facts.directory = nodes[index].directory;
+      ApplySampledHardware(facts, hardware_[node]);
     }
-  }
-  for (IntervalSet& set : disturbing) set.Index();
-
-  std::vector<int64_t> stream_last_ns = std::move(samples.stream_last_ns);
-  stream_last_ns.resize(streams.size(), INT64_MIN);
-  std::vector<EventArg> args;
-  for (const store::Event& event : run.events()) {
-    const uint32_t node = stream_node[event.stream];
-    stream_last_ns[event.stream] = std::max(stream_last_ns[event.stream], event.end_ns);
-    const std::string_view name = run.Name(event.name);
-    FrameworkEvent out;
-    out.start_ns = event.start_ns;
-    out.end_ns = event.end_ns;
-    out.tid = event.tid;
-    out.pid = static_cast<int32_t>(streams[event.stream].pid);
-    out.node = node;
-    out.name = builder.Intern(name);
-    out.unfinished = event.unfinished;
-    args.clear();
-    for (const store::EventArg& arg : run.Args(event)) {
-      const std::string_view key = run.Name(arg.key);
-      switch (arg.type) {
-        case store::EventArg::Type::kInt: args.push_back(builder.IntArg(key, arg.int_value)); break;
-        case store::EventArg::Type::kDouble: args.push_back(builder.DoubleArg(key, arg.double_value)); break;
-        case store::EventArg::Type::kString: args.push_back(builder.StringArg(key, run.Name(arg.string_value))); break;
+    // Streams: the model's copy of each, with its model node.
+    const auto& streams = decoder_->streams();
+    for (uint32_t index = 0; index < streams.size(); ++index) {
+      StreamFacts facts = streams[index];
+      facts.node = ModelNode(facts.node);
+      if (index < builder.stream_count()) {
+        builder.stream(index) = facts;
+      } else {
+        builder.AddStream(facts);
       }
     }
-    switch (event.kind) {
-      case store::EventKind::kStep:
-        out.kind = EventKind::kSpan;
-        out.phase = out.name;  // "Step:ModeKeys.<PHASE>"
-        out.step = event.step;
-        if (disturbing[node].Overlaps(event.start_ns, event.end_ns)) args.push_back(builder.IntArg(kDisturbedStepArg, 1));
-        break;
-      case store::EventKind::kSpan:
-        out.kind = EventKind::kSpan;
-        out.phase = builder.Intern(PhaseForEventName(name));
-        break;
-      case store::EventKind::kInstant:
-        out.kind = EventKind::kInstant;
-        out.phase = builder.Intern(PhaseForEventName(name));
-        break;
-      case store::EventKind::kCounter:
-        out.kind = EventKind::kCounter;
-        out.phase = builder.Intern(PhaseForEventName(name));
-        args.push_back(builder.DoubleArg("value", event.value));
-        break;
-      case store::EventKind::kSample:
-        break;  // never here: samples went to SampleLoader
+    // Operator profiles of detail windows are read once a node's job has ended: their files
+    // are written when each window closes, so a live node's are read when it finishes.
+    for (uint32_t index = 0; index < nodes.size(); ++index) {
+      const uint32_t node = ModelNode(index);
+      if (details_loaded_[node] || !decoder_->NodeFinished(index)) continue;
+      details_loaded_[node] = true;
+      AddNodeOperatorsDetail(nodes[index].directory, node, builder);
     }
-    builder.AddEvent(out, args);
+    // The decoder says in sentences what it skipped (damaged frames, blocks, names): each is a
+    // loss of recorded data, said once.
+    for (; problems_reported_ < decoder_->problems().size(); ++problems_reported_) {
+      builder.AddProblem(kDamagedRunData, ProblemSeverity::kDataLoss, decoder_->problems()[problems_reported_]);
+    }
+    // Drop counts of a live run grow: the latest replace the last read's.
+    builder.RemoveProblems(IsRecordingLossProblem);
+    std::vector<NodeFacts> node_facts;
+    for (uint32_t node = 0; node < builder.node_count(); ++node) node_facts.push_back(builder.node(node));
+    std::vector<StreamFacts> stream_facts;
+    for (uint32_t index = 0; index < builder.stream_count(); ++index) stream_facts.push_back(builder.stream(index));
+    AddRecordingLosses(node_facts, stream_facts, builder);
+
+    // complete_until_ns (stepscope_loader.h); unset means last_ns() (a finished run).
+    if (!decoder_->finished()) {
+      int64_t complete_until = INT64_MAX;
+      for (const StreamFacts& stream : streams) {
+        if (stream.writer_gone || stream.last_ns == INT64_MIN) continue;
+        complete_until = std::min(complete_until, stream.last_ns);
+      }
+      if (complete_until != INT64_MAX) builder.SetCompleteUntil(complete_until);
+    }
   }
 
-  for (uint32_t node = 0; node < node_final.size(); ++node) {
-    ApplySampledHardware(builder.node(node), samples.hardware[node]);
-    AddNodeOperatorsDetail(node_directory[node], node, builder);
-  }
-  // The store says in sentences what it skipped while decoding (damaged frames, blocks, names):
-  // each is a loss of recorded data.
-  for (const std::string& problem : run.problems()) {
-    builder.AddProblem(kDamagedRunData, ProblemSeverity::kDataLoss, problem);
-  }
-  AddRecordingLosses(run, builder);
-
-  // complete_until_ns: see the header. Unset means last_ns() (a finished run).
-  const bool finished = std::all_of(node_final.begin(), node_final.end(), [](bool f) { return f; });
-  if (!finished) {
-    int64_t complete_until = INT64_MAX;
-    for (size_t i = 0; i < streams.size(); ++i) {
-      const uint32_t node = stream_node[i];
-      if (node_final[node] || stream_last_ns[i] == INT64_MIN) continue;
-      if (!WriterAlive(node_directory[node], streams[i].name)) continue;
-      complete_until = std::min(complete_until, stream_last_ns[i]);
-    }
-    if (complete_until != INT64_MAX) builder.SetCompleteUntil(complete_until);
-  }
-  return OkStatus();
-}
+  std::unique_ptr<RunDecoder> decoder_;
+  ModelBuilder* builder_ = nullptr;
+  RefreshResult* result_ = nullptr;
+  std::vector<uint32_t> model_node_;  // decoder node -> model node
+  std::vector<SampledHardware> hardware_;  // per model node
+  std::vector<bool> details_loaded_;       // per model node
+  std::unordered_map<uint64_t, Series> series_of_;  // (model node << 32 | metric name id)
+  std::vector<EventArg> args_;
+  size_t problems_reported_ = 0;
+  uint32_t current_stream_ = UINT32_MAX;
+  uint64_t samples_per_series_ = 0;
+};
 
 }  // namespace
 
 StatusOr<Model> LoadStepscopeRun(const std::string& path) {
+  STEPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<RunDecoder> decoder, RunDecoder::Open(path));
+  auto follower = std::make_unique<StepscopeFollower>(std::move(decoder));
   ModelBuilder builder(ModelSource::kStepscope);
-  STEPSCOPE_RETURN_IF_ERROR(FillFromRun(path, builder));
+  RefreshResult first_read;
+  STEPSCOPE_RETURN_IF_ERROR(follower->Read(builder, first_read));
+  // A run that can still grow keeps its follower, for Model::Refresh().
+  if (follower->CanGrow()) builder.SetFollower(std::move(follower));
   return std::move(builder).Finish();
 }
 

@@ -4,6 +4,7 @@
 target_sources(stepscope_analysis PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/vocabulary.cc
   ${CMAKE_CURRENT_LIST_DIR}/detail_operators.cc
+  ${CMAKE_CURRENT_LIST_DIR}/run_decoder.cc
   ${CMAKE_CURRENT_LIST_DIR}/stepscope_loader.cc
   ${CMAKE_CURRENT_LIST_DIR}/recording_losses.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_loader.cc
@@ -16,4 +17,5 @@ stepscope_add_unittest(stepscope_loader_unittests
     ${CMAKE_CURRENT_LIST_DIR}/vocabulary_unittest.cc
     ${CMAKE_CURRENT_LIST_DIR}/stepscope_loader_unittest.cc
     ${CMAKE_CURRENT_LIST_DIR}/run_loader_unittest.cc
+    ${CMAKE_CURRENT_LIST_DIR}/model_refresh_unittest.cc
   LIBS stepscope::analysis stepscope::store PkgConfig::ZSTD)

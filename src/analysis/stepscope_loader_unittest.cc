@@ -166,7 +166,9 @@ TEST_F(StepscopeLoaderTest, NodeFactsComeFromTheManifestThenFromSamples) {
   EXPECT_EQ(node.cpu_cores, 2);   // cpu0 and cpu1 sampled (cpu/total is not a core)
   // The latest memory_total_bytes per GPU; gpu0 reported none.
   EXPECT_EQ(node.gpu_memory_bytes, (std::vector<int64_t>{0, 32'000'000'000}));
-  EXPECT_NE(node.manifest_json.find("ml.p3.8xlarge"), std::string::npos);
+  EXPECT_TRUE(node.has_manifest);
+  EXPECT_EQ(node.manifest.instance_type, "ml.p3.8xlarge");
+  EXPECT_EQ(node.directory, node_);
 }
 
 TEST_F(StepscopeLoaderTest, WithoutGpuCapabilityGpusAreCountedFromSamples) {
@@ -269,10 +271,7 @@ TEST_F(StepscopeLoaderTest, StepsOverlappingDetailWindowsOrTheirWriterAreDisturb
   std::vector<std::string> disturbed;
   for (uint32_t index : model->steps()) {
     const FrameworkEvent& step = model->events()[index];
-    const EventArg* arg = model->FindArg(step, "stepscope_disturbed");
-    if (arg == nullptr) continue;
-    EXPECT_EQ(arg->type, EventArg::Type::kInt);
-    EXPECT_EQ(arg->int_value, 1);
+    if (!model->IsDisturbedStep(step)) continue;
     disturbed.push_back(std::string(model->String(step.phase)) + "#" + std::to_string(step.step));
   }
   // Step 1 lies in the window, step 2 holds the writer; steps 0 and 2 only touch the window.
@@ -431,8 +430,8 @@ TEST_F(StepscopeLoaderTest, EventsOfTwoNodesKeepTheirNodeIndex) {
   EXPECT_EQ(second.node, 1u);
   EXPECT_EQ(model->StepsInRange("Step:ModeKeys.TRAIN", 0, 0, 1).size(), 1u);
   // The window on algo-2 disturbs only algo-2's step.
-  EXPECT_EQ(model->FindArg(first, "stepscope_disturbed"), nullptr);
-  EXPECT_NE(model->FindArg(second, "stepscope_disturbed"), nullptr);
+  EXPECT_FALSE(model->IsDisturbedStep(first));
+  EXPECT_TRUE(model->IsDisturbedStep(second));
 }
 
 // torchrun on one node: its agent (no rank variables), two workers with the variables the

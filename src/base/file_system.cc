@@ -88,22 +88,25 @@ StatusOr<ScopedFd> OpenRegularFile(const std::string& path, Symlinks symlinks) {
   return fd;
 }
 
-StatusOr<std::string> ReadRegularFile(const std::string& path, Symlinks symlinks, uint64_t max_bytes) {
+StatusOr<std::string> ReadRegularFile(const std::string& path, Symlinks symlinks, uint64_t max_bytes,
+                                      uint64_t from_offset) {
   const uint64_t memory = MemoryBytes();
   const bool memory_bound = memory < max_bytes;
   if (memory_bound) max_bytes = memory;
   STEPSCOPE_ASSIGN_OR_RETURN(ScopedFd fd, OpenRegularFile(path, symlinks));
+  if (from_offset > 0 && lseek(fd.get(), static_cast<off_t>(from_offset), SEEK_SET) < 0) {
+    return ErrnoError("seek in '" + path + "'", errno);
+  }
   // Read straight into the string, sized from fstat, with kReadFileSlackBytes of spare capacity
   // so parsers that need padding past the end (simdjson) can use it in place. Importers read
   // thousands of files; 16 KB reads appended through a doubling string cost twice the copy.
   std::string out;
   struct stat info;
   size_t expected = 0;
-  if (fstat(fd.get(), &info) == 0 && info.st_size > 0) {
-    if (static_cast<uint64_t>(info.st_size) > max_bytes) {
-      return TooLargeError(path, static_cast<uint64_t>(info.st_size), max_bytes, memory_bound);
-    }
-    expected = static_cast<size_t>(info.st_size);
+  if (fstat(fd.get(), &info) == 0 && static_cast<uint64_t>(info.st_size) > from_offset) {
+    const uint64_t remaining = static_cast<uint64_t>(info.st_size) - from_offset;
+    if (remaining > max_bytes) return TooLargeError(path, remaining, max_bytes, memory_bound);
+    expected = static_cast<size_t>(remaining);
   }
   // /proc and /sys files report size 0: start small (the sampler reads them every poll).
   size_t room = expected > 0 ? expected + 1 : 4096;  // +1: the read that returns 0 needs no regrow

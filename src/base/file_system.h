@@ -48,8 +48,11 @@ inline constexpr uint64_t kNoSizeLimit = UINT64_MAX;
 
 // The whole of a regular file opened as by OpenRegularFile, with kReadFileSlackBytes of spare
 // capacity. A file larger than `max_bytes` (or than the machine's memory) is refused before it
-// is read, and so is one that grows past it while being read.
-StatusOr<std::string> ReadRegularFile(const std::string& path, Symlinks symlinks, uint64_t max_bytes = kNoSizeLimit);
+// is read, and so is one that grows past it while being read. `from_offset` > 0 reads only the
+// bytes from there on (what was appended to a log since a reader last looked); `max_bytes` then
+// bounds those.
+StatusOr<std::string> ReadRegularFile(const std::string& path, Symlinks symlinks, uint64_t max_bytes = kNoSizeLimit,
+                                      uint64_t from_offset = 0);
 
 class FileSystem {
  public:

@@ -5,7 +5,6 @@
 #include <climits>
 #include <cstdio>
 #include <ctime>
-#include <future>
 #include <optional>
 
 #include "analysis/run_loader.h"
@@ -15,7 +14,6 @@
 #include "cli/run_info.h"
 #include "cli/run_problems.h"
 #include "report/report_model.h"
-#include "store/run_reader.h"
 #include "report/report_html.h"
 
 namespace stepscope::cli {
@@ -44,14 +42,6 @@ int64_t NowNs() {
   return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
-// Samples are not needed for the run's facts the report shows; dropping them keeps the second
-// read of the store small.
-class DiscardSamples : public store::RunSampleSink {
- public:
-  void OnNode(uint32_t, const store::NodeInfo&) override {}
-  void OnSample(uint32_t, uint32_t, std::string_view, int64_t, double) override {}
-};
-
 Status WriteText(const std::string& path, const std::string& text) {
   if (Status written = WriteFileAtomically(path, text); !written.ok()) {
     return IoError("cannot write '" + path + "': " + written.message() + "; pass a writable -o FILE");
@@ -59,35 +49,23 @@ Status WriteText(const std::string& path, const std::string& text) {
   return OkStatus();
 }
 
-// What the report needs from the store itself: `stepscope info`'s facts (how the job ended,
-// capabilities, drops, bytes) and the python windows' tables. Null facts when it is not a
-// stepscope run or cannot be read (the model's sections then say why).
-struct RunFacts {
-  std::optional<store::RunReader> run;  // `stepscope info`'s facts are built from it and the model
-  nlohmann::json python_tables;
-};
-RunFacts ReadRunFacts(const std::string& run_path) {
-  RunFacts facts;
-  DiscardSamples discard;
-  if (auto run = store::RunReader::Open(run_path, &discard); run.ok()) {
-    facts.run = std::move(*run);
-    PyprofOptions every_function;
-    every_function.top = INT_MAX;  // the report merges windows, then cuts to its own top
-    const std::vector<DetailWindowFile> windows = ListDetailWindows(facts.run->nodes());
-    facts.python_tables = BuildPyprofTables(windows, every_function);
-    PrintCorruptPythonWindows(windows, "stepscope report");
-  }
-  return facts;
+// The python windows' tables of a stepscope run (its detail files; none for an import).
+nlohmann::json PythonTables(const analysis::Model& model) {
+  std::vector<store::NodeInfo> nodes;
+  for (const analysis::NodeFacts& node : model.nodes()) nodes.push_back({node.name, node.directory, ""});
+  PyprofOptions every_function;
+  every_function.top = INT_MAX;  // the report merges windows, then cuts to its own top
+  const std::vector<DetailWindowFile> windows = ListDetailWindows(nodes);
+  PrintCorruptPythonWindows(windows, "stepscope report");
+  return BuildPyprofTables(windows, every_function);
 }
 
 }  // namespace
 
 StatusOr<nlohmann::json> BuildRunReportModel(const std::string& run_path, int64_t generated_at_ns,
                                              std::vector<analysis::Problem>* problems) {
-  // The facts need a second read of the store (RunReader decodes every framework event: seconds
-  // for a 24 h run); it overlaps the load and the rules on another thread. An imported run has
-  // no store: the read fails fast and its result is ignored.
-  std::future<RunFacts> facts = std::async(std::launch::async, ReadRunFacts, run_path);
+  // The run is read once: `stepscope info`'s facts (how the job ended, capabilities, drops,
+  // bytes) are the model's too.
   STEPSCOPE_ASSIGN_OR_RETURN(analysis::Model model, analysis::LoadRun(run_path));
   if (problems != nullptr) *problems = model.problems();
   report::ReportInputs inputs;
@@ -98,10 +76,9 @@ StatusOr<nlohmann::json> BuildRunReportModel(const std::string& run_path, int64_
   inputs.generated_at_ns = generated_at_ns;
   STEPSCOPE_ASSIGN_OR_RETURN(inputs.rules, report::LoadOrEvaluateRules(DefaultRulesOutputDir(run_path) + "/rules.json",
                                                                        model, &inputs.rules_source));
-  RunFacts run_facts = facts.get();
-  if (model.source() == analysis::ModelSource::kStepscope && run_facts.run) {
-    inputs.run_info = BuildRunInfo(run_path, model, &*run_facts.run);
-    inputs.python_tables = std::move(run_facts.python_tables);
+  if (model.source() == analysis::ModelSource::kStepscope) {
+    inputs.run_info = BuildRunInfo(run_path, model);
+    inputs.python_tables = PythonTables(model);
   }
   return report::BuildReportModel(inputs);
 }

@@ -15,6 +15,8 @@
 #include "cli/detail_summary.h"
 #include "cli/run_problems.h"
 #include "compare/run_facts.h"
+#include "store/run_directory.h"
+#include "store/run_manifest.h"
 
 namespace stepscope::cli {
 namespace {
@@ -32,12 +34,12 @@ std::string HumanBytes(uint64_t bytes) {
   return text;
 }
 
-// Samples are in the model already: the store's second read skips them.
-class DiscardSamples : public store::RunSampleSink {
- public:
-  void OnNode(uint32_t, const store::NodeInfo&) override {}
-  void OnSample(uint32_t, uint32_t, std::string_view, int64_t, double) override {}
-};
+// The node directories of a stepscope run, as the detail-window reader lists them.
+std::vector<store::NodeInfo> NodeDirectories(const analysis::Model& model) {
+  std::vector<store::NodeInfo> nodes;
+  for (const analysis::NodeFacts& node : model.nodes()) nodes.push_back({node.name, node.directory, ""});
+  return nodes;
+}
 
 // The directory of an imported run: the path itself, or the folder of its model.stepscope.
 std::string ImportedRunDirectory(std::string path) {
@@ -50,10 +52,10 @@ std::string ImportedRunDirectory(std::string path) {
 
 }  // namespace
 
-// Counts and problems come from the analysis model, so an imported run (which has no store)
-// shows what it holds; the store adds only what it alone knows for stepscope's own runs: the
-// per-stream table (records, drops, bytes) and the bytes on disk.
-nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& model, const store::RunReader* run) {
+// Everything comes from the analysis model, so an imported run (which has no store) shows what
+// it holds, and a stepscope run is read once: its streams (records, drops, bytes) are facts of
+// the model too.
+nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& model) {
   nlohmann::json info;
   info["schema_version"] = kRunInfoSchemaVersion;
   info["run"] = run_path;
@@ -66,21 +68,20 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& 
   nlohmann::json command, ended;
   for (const analysis::NodeFacts& node : model.nodes()) {
     nlohmann::json entry = {{"name", node.name}};
-    auto manifest = nlohmann::json::parse(node.manifest_json, nullptr, false);
-    if (manifest.is_object() && model.source() == analysis::ModelSource::kStepscope) {
-      // Manifests come from disk: every field is read without trusting its type.
-      if (const auto* c = JsonField(manifest, "command"); c != nullptr && c->is_array()) {
-        command = nlohmann::json::array();
-        for (const auto& arg : *c) command.push_back(arg.is_string() ? arg.get<std::string>() : arg.dump());
-      }
-      status = JsonString(manifest, "status", status);
-      ended = JsonObject(manifest, "exit");
-      ended["description"] = JsonString(manifest, "ended", status == "running" ? "still running, or the launcher died" : "");
-      entry["hosts"] = JsonArray(manifest, "hosts");
-      entry["pids"] = JsonObject(manifest, "pids");
-      entry["capabilities"] = JsonObject(manifest, "capabilities");
-      entry["status"] = JsonString(manifest, "status", "unknown");
-      entry["config"] = JsonObject(manifest, "config");
+    if (node.has_manifest && model.source() == analysis::ModelSource::kStepscope) {
+      const store::RunManifest& manifest = node.manifest;
+      const nlohmann::json written = store::ManifestToJson(manifest);
+      if (!manifest.command.empty()) command = manifest.command;
+      status = store::ManifestStatusName(manifest.status);
+      ended = JsonObject(written, "exit");
+      ended["description"] = !manifest.ended.empty() ? manifest.ended
+                             : manifest.status == store::ManifestStatus::kRunning ? "still running, or the launcher died"
+                                                                                  : "";
+      entry["hosts"] = manifest.hosts;
+      entry["pids"] = JsonObject(written, "pids");
+      entry["capabilities"] = written["capabilities"];
+      entry["status"] = status;
+      entry["config"] = manifest.config;
     } else {
       entry["status"] = model.source() == analysis::ModelSource::kStepscope ? "no manifest" : "imported";
     }
@@ -107,7 +108,7 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& 
     ++events_per_process[{event.node, event.pid}];
     unfinished += event.unfinished;
     if (is_step[i]) {
-      ++steps[compare::StepPhaseName(model.String(event.phase))];
+      ++steps[analysis::StepPhaseName(model.StepPhaseOf(event))];
       continue;
     }
     switch (event.kind) {
@@ -148,25 +149,20 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& 
   info["dropped_events_by_cause"] = {{"buffers_full", buffers_full}, {"write_failed", write_failed}};
 
   nlohmann::json processes = nlohmann::json::array();
-  if (run != nullptr) {
-    std::map<std::string, uint32_t> node_index;
-    for (uint32_t i = 0; i < model.nodes().size(); ++i) node_index[model.nodes()[i].name] = i;
+  if (model.source() == analysis::ModelSource::kStepscope) {
     uint64_t manifest_bytes = 0;
-    for (const store::NodeInfo& node : run->nodes()) manifest_bytes += FileSize(node.directory + "/manifest.json");
+    for (const analysis::NodeFacts& node : model.nodes()) manifest_bytes += FileSize(node.directory + "/manifest.json");
     uint64_t framework_bytes = 0, system_bytes = 0, string_bytes = 0, other_bytes = manifest_bytes, ring_bytes = 0;
-    for (const store::StreamInfo& stream : run->streams()) {
+    for (const analysis::StreamFacts& stream : model.streams()) {
       (stream.is_system ? system_bytes : framework_bytes) += stream.block_bytes;
       string_bytes += stream.string_bytes;
       other_bytes += stream.other_bytes;
       ring_bytes += stream.ring_bytes;
       // What the model holds of this stream: its process's events, or its node's samples.
-      uint64_t events = 0;
-      if (auto node = node_index.find(stream.node); node != node_index.end()) {
-        events = stream.is_system ? samples_per_node[node->second]
-                                  : events_per_process[{node->second, static_cast<int32_t>(stream.pid)}];
-      }
+      const uint64_t events = stream.is_system ? samples_per_node[stream.node]
+                                               : events_per_process[{stream.node, static_cast<int32_t>(stream.pid)}];
       auto meta = nlohmann::json::parse(stream.meta_json, nullptr, false);
-      processes.push_back({{"node", stream.node}, {"stream", stream.name}, {"kind", stream.is_system ? "system" : "process"},
+      processes.push_back({{"node", model.nodes()[stream.node].name}, {"stream", stream.name}, {"kind", stream.is_system ? "system" : "process"},
                            {"pid", stream.pid}, {"ppid", stream.ppid},
                            {"command", JsonString(meta, "command")},
                            {"events", events}, {"records", stream.records},
@@ -178,7 +174,7 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& 
                              {"string_tables", string_bytes}, {"metadata", other_bytes},
                              {"uncompacted_rings", ring_bytes},
                              {"total", framework_bytes + system_bytes + string_bytes + other_bytes + ring_bytes}};
-    info["detail_windows"] = DetailWindowsToJson(ListDetailWindows(run->nodes()));
+    info["detail_windows"] = DetailWindowsToJson(ListDetailWindows(NodeDirectories(model)));
   } else {
     // An imported run: its processes as the model knows them; no streams, one model file.
     for (const auto& [key, events] : events_per_process) {
@@ -302,29 +298,16 @@ int InfoCommand(const std::string& run_path, bool json) {
   const bool model_file = run_path == analysis::kModelFileName ||
                           run_path.ends_with(std::string("/") + analysis::kModelFileName);
   if (stat(run_path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && !model_file) {
-    auto run = store::RunReader::Open(run_path);
-    if (!run.ok()) {
-      std::fprintf(stderr, "stepscope info: %s\n", run.status().message().c_str());
-      return 1;
-    }
+    std::fprintf(stderr, "stepscope info: %s\n",
+                 store::NotARunDirectoryError(run_path, S_ISREG(st.st_mode)).message().c_str());
+    return 1;
   }
   auto model = analysis::LoadRun(run_path);
   if (!model.ok()) {
     std::fprintf(stderr, "stepscope info: %s\n", model.status().message().c_str());
     return 1;
   }
-  std::optional<store::RunReader> run;
-  if (model->source() == analysis::ModelSource::kStepscope) {
-    // The model holds the samples; the store is read again only for its per-stream facts.
-    DiscardSamples discard;
-    auto opened = store::RunReader::Open(run_path, &discard);
-    if (!opened.ok()) {
-      std::fprintf(stderr, "stepscope info: %s\n", opened.status().message().c_str());
-      return 1;
-    }
-    run = std::move(*opened);
-  }
-  nlohmann::json info = BuildRunInfo(run_path, *model, run ? &*run : nullptr);
+  nlohmann::json info = BuildRunInfo(run_path, *model);
   // The text lists every problem itself; beside JSON, the data losses still reach a person.
   if (json) PrintRunProblems(model->problems(), "stepscope info: ", run_path);
   std::string text = json ? info.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"

@@ -2,8 +2,8 @@
 // --json") and as text for people. Callers: `stepscope info`, the report (its run facts); tests
 // read the JSON.
 //
-// Counts and problems come from the analysis model (any run LoadRun reads, imported ones
-// included); the store adds the per-stream table and bytes on disk of stepscope's own runs.
+// Everything comes from the analysis model (any run LoadRun reads, imported ones included): a
+// stepscope run's per-stream table and bytes on disk are its StreamFacts.
 #pragma once
 
 #include <string>
@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/model.h"
-#include "store/run_reader.h"
 
 namespace stepscope::cli {
 
@@ -19,8 +18,7 @@ namespace stepscope::cli {
 // drops by cause, "source"; imported runs have null store fields.
 inline constexpr int kRunInfoSchemaVersion = 2;
 
-// `run`: the store of a stepscope run (the same path), or nullptr for an imported run.
-nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& model, const store::RunReader* run);
+nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& model);
 std::string FormatRunInfo(const nlohmann::json& info);
 
 // `stepscope info RUN [--json]`; returns the exit code.

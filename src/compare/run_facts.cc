@@ -3,16 +3,11 @@
 #include <algorithm>
 #include <limits>
 
-#include <nlohmann/json.hpp>
-
 #include "analysis/job_timeline.h"
 #include "analysis/step_times.h"
-#include "base/json_fields.h"
 
 namespace stepscope::compare {
 namespace {
-
-constexpr std::string_view kStepPrefix = "Step:ModeKeys.";
 
 std::string LastPathComponent(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -21,11 +16,6 @@ std::string LastPathComponent(std::string path) {
 }
 
 }  // namespace
-
-std::string StepPhaseName(std::string_view phase) {
-  if (phase.starts_with(kStepPrefix)) phase.remove_prefix(kStepPrefix.size());
-  return std::string(phase);
-}
 
 RunFacts ComputeRunFacts(const analysis::Model& model, const std::string& path) {
   RunFacts facts;
@@ -38,15 +28,15 @@ RunFacts ComputeRunFacts(const analysis::Model& model, const std::string& path) 
     facts.nodes.push_back(node.name);
     if (facts.instance_type.empty()) facts.instance_type = node.instance_type;
     facts.instance_count = std::max(facts.instance_count, node.instance_count);
-    const nlohmann::json manifest = nlohmann::json::parse(node.manifest_json, nullptr, /*allow_exceptions=*/false);
-    if (manifest.is_discarded() || !manifest.is_object()) {
+    if (!node.has_manifest) {
       every_node_ended = false;
       continue;
     }
-    if (facts.job.empty()) facts.job = JsonString(manifest, "job");
-    if (facts.ended.empty()) facts.ended = JsonString(manifest, "ended");
-    const int64_t start_ns = JsonInt(manifest, "start_time_ns", 0);
-    const int64_t end_ns = JsonInt(manifest, "end_time_ns", 0);
+    const store::RunManifest& manifest = node.manifest;
+    if (facts.job.empty()) facts.job = manifest.job;
+    if (facts.ended.empty()) facts.ended = manifest.ended;
+    const int64_t start_ns = manifest.start_time_ns;
+    const int64_t end_ns = manifest.end_time_ns;
     if (start_ns > 0) manifest_start_ns = std::min(manifest_start_ns, start_ns);
     if (end_ns > 0) manifest_end_ns = std::max(manifest_end_ns, end_ns);
     else every_node_ended = false;
@@ -76,7 +66,7 @@ std::map<std::string, std::vector<double>> StepDurationsMs(const analysis::Model
   std::map<std::string, std::vector<double>> durations;
   for (const analysis::StepTimeGroup& group : analysis::GroupStepTimes(model)) {
     if (node >= 0 && group.node != static_cast<uint32_t>(node)) continue;
-    std::vector<double>& out = durations[StepPhaseName(model.String(group.phase))];
+    std::vector<double>& out = durations[analysis::StepPhaseName(model.StepPhaseOfId(group.phase))];
     out.insert(out.end(), group.duration_ms.begin(), group.duration_ms.end());
   }
   // A phase whose every step was disturbed has nothing to measure.

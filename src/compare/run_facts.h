@@ -42,7 +42,4 @@ std::map<std::string, std::vector<double>> StepDurationsMs(const analysis::Model
 // How many steps StepDurationsMs left out as disturbed (same `node` meaning).
 size_t DisturbedStepCount(const analysis::Model& model, int node = -1);
 
-// "Step:ModeKeys.TRAIN" -> "TRAIN"; other phases unchanged.
-std::string StepPhaseName(std::string_view phase);
-
 }  // namespace stepscope::compare

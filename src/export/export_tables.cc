@@ -70,8 +70,6 @@ constexpr TableSchema kSchema[] = {
 enum TableIndex { kRunsTable, kNodesTable, kProcessesTable, kThreadsTable, kStringsTable, kSpansTable,
                   kStepsTable, kMetricsTable, kSamplesTable, kFlowsTable, kRulesTable, kFindingsTable };
 
-constexpr std::string_view kStepPhasePrefix = "Step:ModeKeys.";
-
 std::string Quote(std::string_view text) {
   return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -215,8 +213,7 @@ class TablesWriter {
     int64_t step_id = 0;
     for (uint32_t index : model_.steps()) {
       const FrameworkEvent& event = model_.events()[index];
-      std::string_view phase = model_.String(event.phase);
-      if (phase.starts_with(kStepPhasePrefix)) phase.remove_prefix(kStepPhasePrefix.size());
+      const std::string_view phase = analysis::StepPhaseName(model_.StepPhaseOf(event));
       STEPSCOPE_RETURN_IF_ERROR(Row({Cell::Int(step_id++), Cell::Int(index), Cell::Int(event.node), Cell::Text(phase),
                                      Cell::Int(event.step), Cell::Int(event.start_ns), Cell::Int(event.end_ns),
                                      Cell::Int(event.duration_ns())}));

@@ -13,22 +13,11 @@ namespace stepscope::report {
 
 namespace {
 
-// The system sampler's own CPU time as a share of one core over the job, from each node's
-// manifest (`sampler.cpu_ns`, `duration_s`; docs/formats.md); the highest node's, or null when
-// no node recorded both.
+// The system sampler's own CPU time as a share of one core over the job (the model's overhead
+// facts, from each node's manifest); the highest node's, or null when no node recorded both.
 nlohmann::json SamplerCpuPct(const analysis::Model& model) {
-  double highest_pct = -1;
-  for (const analysis::NodeFacts& node : model.nodes()) {
-    if (node.manifest_json.empty()) continue;
-    const nlohmann::json manifest = nlohmann::json::parse(node.manifest_json, nullptr, /*allow_exceptions=*/false);
-    if (!manifest.is_object()) continue;
-    const double duration_s = JsonDouble(manifest, "duration_s", 0);
-    const nlohmann::json sampler = JsonObject(manifest, "sampler");
-    const double cpu_ns = JsonDouble(sampler, "cpu_ns", -1);
-    if (duration_s <= 0 || cpu_ns < 0) continue;
-    highest_pct = std::max(highest_pct, cpu_ns / (duration_s * 1e9) * 100.0);
-  }
-  return highest_pct < 0 ? nlohmann::json(nullptr) : nlohmann::json(highest_pct);
+  const double share = model.Overhead().sampler_cpu_share;
+  return share < 0 ? nlohmann::json(nullptr) : nlohmann::json(share * 100.0);
 }
 
 }  // namespace

@@ -18,7 +18,6 @@
 namespace stepscope::report {
 namespace {
 
-constexpr std::string_view kStepPrefix = "Step:ModeKeys.";
 
 struct Total {
   int64_t ns = 0;
@@ -101,9 +100,10 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
         break;
       }
       case Bucket::kStep: {
-        std::string_view phase = model.String(event.phase);
-        if (phase.starts_with(kStepPrefix)) phase.remove_prefix(kStepPrefix.size());
-        step_ns[std::string(phase)] += duration_ns;
+        // A training step by its typed phase ("TRAIN"); other step-like phases (OptimizerStep) by name.
+        const analysis::StepPhase step_phase = model.StepPhaseOf(event);
+        step_ns[step_phase != analysis::StepPhase::kNone ? std::string(analysis::StepPhaseName(step_phase))
+                                                         : std::string(model.String(event.phase))] += duration_ns;
         all_steps_ns += duration_ns;
         first_step_ns = std::min(first_step_ns, event.start_ns);
         last_step_end_ns = std::max(last_step_end_ns, event.end_ns);
@@ -156,8 +156,7 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
     if (group.measured.empty()) continue;
     const std::string& node = model.nodes()[group.node].name;
     const std::string_view full_phase = model.String(group.phase);
-    std::string_view phase = full_phase;
-    if (phase.starts_with(kStepPrefix)) phase.remove_prefix(kStepPrefix.size());
+    const std::string_view phase = analysis::StepPhaseName(model.StepPhaseOfId(group.phase));
     const std::vector<double>& duration_ms = group.duration_ms;
     std::vector<int64_t> steps;
     steps.reserve(group.measured.size());

@@ -402,9 +402,17 @@ TEST(ReportModelTest, TopLevelShapeAndJobBoundsFromTheRunFacts) {
 TEST(OverheadSectionTest, SamplerShareComesFromTheBusiestNodesManifest) {
   analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
   // 0.2 s of sampler CPU over 100 s is 0.2 % of a core; 0.1 s over 100 s is 0.1 %.
-  builder.AddNode(analysis::NodeFacts{.name = "a", .manifest_json = R"({"duration_s": 100, "sampler": {"cpu_ns": 200000000}})"});
-  builder.AddNode(analysis::NodeFacts{.name = "b", .manifest_json = R"({"duration_s": 100, "sampler": {"cpu_ns": 100000000}})"});
-  builder.AddNode(analysis::NodeFacts{.name = "c", .manifest_json = R"({"sampler": {"cpu_ns": 900000000}})"});  // no duration
+  auto node = [](const char* name, int64_t duration_ns, uint64_t cpu_ns) {
+    analysis::NodeFacts facts{.name = name, .has_manifest = true};
+    facts.manifest.start_time_ns = 1'000'000'000;
+    facts.manifest.end_time_ns = duration_ns > 0 ? facts.manifest.start_time_ns + duration_ns : 0;
+    facts.manifest.sampler.known = true;
+    facts.manifest.sampler.cpu_ns = cpu_ns;
+    return facts;
+  };
+  builder.AddNode(node("a", 100'000'000'000, 200'000'000));
+  builder.AddNode(node("b", 100'000'000'000, 100'000'000));
+  builder.AddNode(node("c", 0, 900'000'000));  // the job has not ended: no duration
   Fixture f{std::move(builder).Finish()};
   f.run_info = nlohmann::json::parse(R"({"dropped_events": 3, "bytes_on_disk": {"total": 10}})");
   const nlohmann::json section = BuildOverhead(f.Context());

@@ -85,7 +85,68 @@ Status LogWriter::Sync() {
   return OkStatus();
 }
 
-StatusOr<LogParseResult> ParseLog(std::string_view bytes) {
+namespace {
+
+// Frames of bytes[pos..] whose file offset is base + index. With kMayGrow, a frame cut short
+// by the end of the bytes ends the parse there, unreported (its writer is still writing it).
+void ParseFrames(std::string_view bytes, size_t pos, uint64_t base, LogTail tail, LogParseResult& result) {
+  size_t skip_start = SIZE_MAX;
+  std::string skip_reason;
+  auto finish_skip = [&](size_t end) {
+    if (skip_start == SIZE_MAX) return;
+    result.problems.push_back("skipped " + std::to_string(end - skip_start) + " bytes at offset " +
+                              std::to_string(base + skip_start) + ": " + skip_reason);
+    skip_start = SIZE_MAX;
+  };
+  auto start_skip = [&](size_t at, std::string why) {
+    if (skip_start == SIZE_MAX) {
+      skip_start = at;
+      skip_reason = std::move(why);
+    }
+  };
+  while (pos < bytes.size()) {
+    if (bytes.size() - pos < sizeof(FrameHeader)) {
+      if (tail == LogTail::kMayGrow && skip_start == SIZE_MAX) break;
+      start_skip(pos, "truncated frame header at the end of the file");
+      pos = bytes.size();
+      break;
+    }
+    FrameHeader frame;
+    std::memcpy(&frame, bytes.data() + pos, sizeof frame);
+    if (frame.magic != kFrameMagic) {
+      start_skip(pos, "no frame marker");
+      ++pos;
+      continue;
+    }
+    if (frame.type == 0 || frame.type > kMaxFrameType || frame.payload_bytes > kMaxFramePayloadBytes) {
+      start_skip(pos, "invalid frame header");
+      ++pos;
+      continue;
+    }
+    if (bytes.size() - pos - sizeof frame < frame.payload_bytes) {
+      // A whole header with its payload still to come: the frame being appended right now.
+      if (tail == LogTail::kMayGrow && skip_start == SIZE_MAX) break;
+      start_skip(pos, "frame truncated (the writer stopped mid-write)");
+      ++pos;
+      continue;
+    }
+    std::string_view payload = bytes.substr(pos + sizeof frame, frame.payload_bytes);
+    if (FrameChecksum(static_cast<FrameType>(frame.type), payload) != frame.checksum) {
+      start_skip(pos, "checksum mismatch");
+      ++pos;
+      continue;
+    }
+    finish_skip(pos);
+    result.frames.push_back({static_cast<FrameType>(frame.type), base + pos, payload});
+    pos += sizeof frame + frame.payload_bytes;
+  }
+  finish_skip(pos);
+  result.parsed_until = base + pos;
+}
+
+}  // namespace
+
+StatusOr<LogParseResult> ParseLog(std::string_view bytes, LogTail tail) {
   if (bytes.size() < sizeof(LogHeader)) {
     return DataLossError("log is " + std::to_string(bytes.size()) + " bytes, shorter than its header");
   }
@@ -112,55 +173,7 @@ StatusOr<LogParseResult> ParseLog(std::string_view bytes) {
   result.version = header_damage.empty() ? header.version : kFormatVersion;
   result.header_damaged = !header_damage.empty();
 
-  size_t pos = sizeof(LogHeader);
-  size_t skip_start = SIZE_MAX;
-  std::string skip_reason;
-  auto finish_skip = [&](size_t end) {
-    if (skip_start == SIZE_MAX) return;
-    result.problems.push_back("skipped " + std::to_string(end - skip_start) + " bytes at offset " +
-                              std::to_string(skip_start) + ": " + skip_reason);
-    skip_start = SIZE_MAX;
-  };
-  auto start_skip = [&](size_t at, std::string why) {
-    if (skip_start == SIZE_MAX) {
-      skip_start = at;
-      skip_reason = std::move(why);
-    }
-  };
-  while (pos < bytes.size()) {
-    if (bytes.size() - pos < sizeof(FrameHeader)) {
-      start_skip(pos, "truncated frame header at the end of the file");
-      pos = bytes.size();
-      break;
-    }
-    FrameHeader frame;
-    std::memcpy(&frame, bytes.data() + pos, sizeof frame);
-    if (frame.magic != kFrameMagic) {
-      start_skip(pos, "no frame marker");
-      ++pos;
-      continue;
-    }
-    if (frame.type == 0 || frame.type > kMaxFrameType || frame.payload_bytes > kMaxFramePayloadBytes) {
-      start_skip(pos, "invalid frame header");
-      ++pos;
-      continue;
-    }
-    if (bytes.size() - pos - sizeof frame < frame.payload_bytes) {
-      start_skip(pos, "frame truncated (the writer stopped mid-write)");
-      ++pos;
-      continue;
-    }
-    std::string_view payload = bytes.substr(pos + sizeof frame, frame.payload_bytes);
-    if (FrameChecksum(static_cast<FrameType>(frame.type), payload) != frame.checksum) {
-      start_skip(pos, "checksum mismatch");
-      ++pos;
-      continue;
-    }
-    finish_skip(pos);
-    result.frames.push_back({static_cast<FrameType>(frame.type), pos, payload});
-    pos += sizeof frame + frame.payload_bytes;
-  }
-  finish_skip(pos);
+  ParseFrames(bytes, sizeof(LogHeader), 0, tail, result);
   if (result.header_damaged && result.frames.empty()) {
     return DataLossError("not a stepscope log (" + header_damage + ") and no intact frame in it");
   }
@@ -171,6 +184,13 @@ StatusOr<LogParseResult> ParseLog(std::string_view bytes) {
                                std::to_string(sizeof(LogHeader)) + " bytes and recovered " +
                                std::to_string(result.frames.size()) + " frames whose checksums hold");
   }
+  return result;
+}
+
+LogParseResult ParseLogTail(std::string_view bytes, uint64_t tail_offset, LogTail tail) {
+  LogParseResult result;
+  result.version = kFormatVersion;
+  ParseFrames(bytes, 0, tail_offset, tail, result);
   return result;
 }
 

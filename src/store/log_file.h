@@ -60,7 +60,16 @@ struct LogParseResult {
   bool header_damaged = false;  // frames were recovered by scanning; problems[0] says why
   std::vector<LogFrame> frames;
   std::vector<std::string> problems;  // "skipped N bytes at offset X: <why>"
+  // File offset up to which the bytes were parsed: the end of the file, or, with
+  // LogTail::kMayGrow, the start of a frame the writer has not finished yet. A reader that
+  // follows the log resumes here (ParseLogTail).
+  uint64_t parsed_until = 0;
 };
+
+// What the end of the bytes means. kFinal: the writer is gone, so a frame cut short there is
+// damage (reported). kMayGrow: the writer may be appending it right now, so parsing stops before
+// it, silently, and parsed_until points at it.
+enum class LogTail : uint8_t { kFinal, kMayGrow };
 
 // Versions above kFormatVersion by at most this much are taken as a newer writer's (refused);
 // any other unreadable version is a damaged header.
@@ -68,6 +77,10 @@ inline constexpr uint32_t kPlausibleNewerVersions = 16;
 
 // Parses `bytes` (the whole file). Fails only when the file is shorter than a header or is a
 // newer format; a damaged header is reported and every intact frame behind it recovered.
-StatusOr<LogParseResult> ParseLog(std::string_view bytes);
+StatusOr<LogParseResult> ParseLog(std::string_view bytes, LogTail tail = LogTail::kFinal);
+
+// Parses bytes a log gained after `tail_offset` (a previous result's parsed_until): frames only,
+// no header. Offsets in frames and problems are the file's.
+LogParseResult ParseLogTail(std::string_view bytes, uint64_t tail_offset, LogTail tail);
 
 }  // namespace stepscope::store

@@ -164,23 +164,25 @@ bool PeekBlockPrefix(std::string_view payload, uint64_t* seq, uint32_t* records)
 
 }  // namespace
 
-StatusOr<StreamContents> ScanStream(const std::string& directory, const std::string& name,
-                                    const StreamBlockCallback& on_block) {
-  StreamContents contents;
-  contents.name = name;
+Status FollowStream(const std::string& directory, StreamContents& contents, StreamCursor& cursor, LogTail tail,
+                    const StreamBlockCallback& on_block) {
+  const std::string& name = contents.name;
+  contents.problems.clear();
   const std::string stem = directory + "/" + name;
   const std::string ring_path = stem + kRingSuffix;
   const std::string log_path = stem + kLogSuffix;
   std::vector<BlockCopy> copies;
   RingSnapshot ring_blocks;
 
+  contents.has_ring = false;
+  contents.ring_bytes = 0;
   if (access(ring_path.c_str(), F_OK) == 0) {
     auto ring = ReadRing(ring_path, contents.problems);
     if (ring.ok()) {
       contents.has_ring = true;
       contents.ring_bytes = ring->bytes;
-      contents.dropped_events = ring->dropped_events;
-      contents.dropped_write_failed = ring->dropped_write_failed;
+      contents.dropped_events = std::max(contents.dropped_events, ring->dropped_events);
+      contents.dropped_write_failed = std::max(contents.dropped_write_failed, ring->dropped_write_failed);
       ring_blocks = std::move(*ring);
       for (size_t i = 0; i < ring_blocks.blocks.size(); ++i) {
         BlockCopy copy;
@@ -197,18 +199,24 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
 
   // Problems of single frames, reported in file order whatever order they are found in.
   std::vector<std::pair<uint64_t, std::string>> frame_problems;
-  auto log_bytes = ReadRegularFile(log_path, Symlinks::kRefuse);
+  const bool first_read = cursor.log_offset == 0;
+  auto log_bytes = ReadRegularFile(log_path, Symlinks::kRefuse, kNoSizeLimit, cursor.log_offset);
   if (!log_bytes.ok()) {
-    if (!contents.has_ring) return log_bytes.status();
+    if (!contents.has_ring && first_read) return log_bytes.status();
     contents.problems.push_back(log_bytes.status().message());
   } else {
-    contents.log_bytes = log_bytes->size();
-    auto parsed = ParseLog(*log_bytes);
+    contents.log_bytes = cursor.log_offset + log_bytes->size();
+    StatusOr<LogParseResult> parsed = first_read ? ParseLog(*log_bytes, tail)
+                                                 : StatusOr<LogParseResult>(ParseLogTail(*log_bytes, cursor.log_offset, tail));
     if (!parsed.ok() && log_bytes->size() < sizeof(LogHeader) && !contents.has_ring) {
-      contents.unwritten = true;  // said once, as such, by the caller
+      // A log shorter than its header: the writer could not write it (said once, as such, by the
+      // caller), or, while it may grow, has not written its header yet.
+      if (tail == LogTail::kFinal) contents.unwritten = true;
     } else if (!parsed.ok()) {
       contents.problems.push_back("'" + log_path + "': " + parsed.status().message());
     } else {
+      cursor.log_offset = parsed->parsed_until;
+      contents.unwritten = false;
       for (const std::string& problem : parsed->problems) contents.problems.push_back("'" + log_path + "': " + problem);
       for (const LogFrame& frame : parsed->frames) {
         contents.frame_bytes[static_cast<size_t>(frame.type)] += sizeof(FrameHeader) + frame.payload.size();
@@ -254,29 +262,41 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
         std::max(contents.dropped_write_failed, JsonUint(stats, "events_dropped_write_failed", 0));
   }
   contents.dropped_write_failed = std::min(contents.dropped_write_failed, contents.dropped_events);
-  if (contents.meta_json.empty() && copies.empty() && !contents.has_ring) contents.unwritten = true;
+  if (tail == LogTail::kFinal && contents.meta_json.empty() && copies.empty() && !contents.has_ring &&
+      cursor.delivered.empty()) {
+    contents.unwritten = true;
+  }
   std::sort(contents.clock_pairs.begin(), contents.clock_pairs.end(),
             [](const ClockPair& a, const ClockPair& b) { return a.ticks < b.ticks; });
 
   std::sort(copies.begin(), copies.end(), [](const BlockCopy& a, const BlockCopy& b) {
     return a.seq != b.seq ? a.seq < b.seq : a.order < b.order;
   });
+  auto already_delivered = [&](uint64_t seq) -> uint32_t {
+    auto it = cursor.delivered.find(seq);
+    return it == cursor.delivered.end() ? 0 : it->second;
+  };
+  contents.block_records = 0;
   for (size_t i = 0; i < copies.size();) {
     uint32_t largest = 0;
     size_t j = i;
     for (; j < copies.size() && copies[j].seq == copies[i].seq; ++j) largest = std::max(largest, copies[j].records);
-    contents.block_records += largest;
+    const uint32_t delivered = already_delivered(copies[i].seq);
+    contents.block_records += largest > delivered ? largest - delivered : 0;
     i = j;
   }
 
-  // Per sequence number, decode every copy (a damaged one is reported, as ReadStream does) and
-  // hand over the first of those with the most records; then drop them all.
+  // Per sequence number, decode every copy that holds records not handed over yet (a damaged
+  // one is reported) and hand over the new records of the first of those with the most records.
   std::vector<DecodedBlock> decoded;
   for (size_t i = 0; i < copies.size();) {
     decoded.clear();
     size_t j = i;
+    const uint32_t delivered = already_delivered(copies[i].seq);
     for (; j < copies.size() && copies[j].seq == copies[i].seq; ++j) {
       const BlockCopy& copy = copies[j];
+      // A copy no larger than what was handed over adds nothing (and was checked before).
+      if (delivered > 0 && copy.records <= delivered) continue;
       if (copy.ring_index != SIZE_MAX) {
         decoded.push_back(std::move(ring_blocks.blocks[copy.ring_index]));
         continue;
@@ -290,16 +310,31 @@ StatusOr<StreamContents> ScanStream(const std::string& directory, const std::str
       }
     }
     // Copies that decoded keep their seq; one whose prefix did not parse never gets here.
-    const DecodedBlock* best = nullptr;
-    for (const DecodedBlock& block : decoded) {
+    DecodedBlock* best = nullptr;
+    for (DecodedBlock& block : decoded) {
       if (best == nullptr || block.records.size() > best->records.size()) best = &block;
     }
-    if (best != nullptr) on_block(contents, *best);
+    if (best != nullptr && best->records.size() > delivered) {
+      const uint64_t seq = best->seq;
+      const auto total = static_cast<uint32_t>(best->records.size());
+      if (delivered > 0) best->records.erase(best->records.begin(), best->records.begin() + delivered);
+      on_block(contents, *best);
+      cursor.delivered[seq] = total;
+    }
     i = j;
   }
   std::stable_sort(frame_problems.begin(), frame_problems.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [offset, problem] : frame_problems) contents.problems.push_back(std::move(problem));
+  return OkStatus();
+}
+
+StatusOr<StreamContents> ScanStream(const std::string& directory, const std::string& name,
+                                    const StreamBlockCallback& on_block) {
+  StreamContents contents;
+  contents.name = name;
+  StreamCursor cursor;
+  STEPSCOPE_RETURN_IF_ERROR(FollowStream(directory, contents, cursor, LogTail::kFinal, on_block));
   return contents;
 }
 

@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "store/block_codec.h"
+#include "store/log_file.h"
 
 namespace stepscope::store {
 
@@ -58,6 +59,24 @@ using StreamBlockCallback = std::function<void(const StreamContents& stream, con
 // a block wins and which problems are reported are exactly as in ReadStream.
 StatusOr<StreamContents> ScanStream(const std::string& directory, const std::string& name,
                                     const StreamBlockCallback& on_block);
+
+// Where a reader that follows a stream while it is written stands (FollowStream): what the
+// log held the last time, and how many records of each block it has handed over.
+struct StreamCursor {
+  uint64_t log_offset = 0;  // the log is parsed up to here (whole frames only)
+  std::unordered_map<uint64_t, uint32_t> delivered;  // block seq -> records handed over
+};
+
+// ScanStream for a stream that may still be written, resumable: each call reads only what the
+// log gained since `cursor` (and the ring, which is bounded) and hands over only records not
+// handed over before, each block's new records in order (a block read half-written from the ring
+// hands the rest over once the log holds it). `contents` accumulates across calls (strings,
+// clock pairs, meta, stats, bytes per frame type); the drop counts, ring and log sizes are the
+// latest; `problems` holds only what this call found. `tail`: LogTail::kMayGrow while the writer
+// may be appending (a frame it has not finished is left for the next call), kFinal once it is
+// gone. The first call with a fresh cursor and kFinal is exactly ScanStream.
+Status FollowStream(const std::string& directory, StreamContents& contents, StreamCursor& cursor, LogTail tail,
+                    const StreamBlockCallback& on_block);
 
 // Names of the streams in a node directory (stems of *.log and *.ring files), sorted.
 StatusOr<std::vector<std::string>> ListStreams(const std::string& directory);

@@ -33,8 +33,11 @@ class Run:
         self.refresh()
 
     def refresh(self):
-        """Reloads the run: a live run's new data becomes visible."""
-        self.model = _core.load_run(self.path)
+        """Makes a live run's new data visible: reads only what was appended since the last read."""
+        if self.model is None:
+            self.model = _core.load_run(self.path)
+        else:
+            self.model.refresh()
         self.system = SystemMetricsReader(self.model)
         self.framework = FrameworkReader(self.model)
         return self

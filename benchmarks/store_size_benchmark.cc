@@ -19,7 +19,7 @@
 // (b) System samples: a 32-core, 8-GPU node polled every 500 ms for H hours (default 3):
 //     201 metrics per poll with random-walk values quantised as the sources quantise them
 //     (jiffies, NVML integers and milliwatts, pages, MiB), all samples of a poll with the same
-//     ticks, written as kSample records the way src/cli/system_stream_sink.cc writes them
+//     ticks, written as kSample records the way src/launcher/system_stream_sink.cc writes them
 //     today: 64 KiB ring blocks filled by consecutive polls, each sealed and flushed when full,
 //     a clock pair every 10 s, stats at the end. Also shown, for comparison: one block per
 //     poll, sealed and flushed right away (so no value is delta-coded against its previous

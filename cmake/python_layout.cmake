@@ -1,6 +1,6 @@
 # Where the stepscope Python package and the `stepscope` command are installed, decided once
 # for python/CMakeLists.txt (the package) and src/cli (the command, which must find the package
-# it came with: src/cli/python_startup.h).
+# it came with: src/launcher/python_startup.h).
 #
 # - A wheel (`pip install .`, scikit-build-core sets SKBUILD): the package goes to the wheel's
 #   platlib (the install prefix) and the command to its scripts folder, which pip installs into

@@ -1,4 +1,4 @@
-// libFuzzer target for the control-file reader (src/cli/control_watcher.h): the launcher applies
+// libFuzzer target for the control-file reader (src/launcher/control_watcher.h): the launcher applies
 // <node>/control/<sequence>.json files that `stepscope ctl` writes, but anyone who can write to
 // the run directory can put any bytes there, and the launcher runs beside the training job. The
 // input is written as control/1.json and one poll of a fresh watcher applies it.
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "base/wait_clock.h"
-#include "cli/control_watcher.h"
-#include "cli/run_config.h"
+#include "launcher/control_watcher.h"
+#include "launcher/run_config.h"
 #include "fuzz_inputs.h"
 #include "fuzz_scratch.h"
 
@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<int64_t> applied_interval_ns;
   std::vector<nlohmann::json> entries;
   {
-    cli::ControlWatcher watcher(
+    launcher::ControlWatcher watcher(
         *g_node_dir, kInitialIntervalNs,
         [&](int64_t interval_ns) {
           applied_interval_ns = interval_ns;
@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(!applied_interval_ns);
   } else if (changes.contains("interval_ns")) {
     FUZZ_CHECK(applied_interval_ns && changes.at("interval_ns").get<int64_t>() == *applied_interval_ns);
-    FUZZ_CHECK(*applied_interval_ns >= cli::kMinIntervalNs && *applied_interval_ns <= cli::kMaxIntervalNs);
+    FUZZ_CHECK(*applied_interval_ns >= launcher::kMinIntervalNs && *applied_interval_ns <= launcher::kMaxIntervalNs);
     FUZZ_CHECK(changes.at("previous_interval_ns").get<int64_t>() == kInitialIntervalNs);
   } else {
     FUZZ_CHECK(!applied_interval_ns);

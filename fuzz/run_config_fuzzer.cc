@@ -1,4 +1,4 @@
-// libFuzzer target for the config-file reader of `stepscope run` (src/cli/run_config.h): a
+// libFuzzer target for the config-file reader of `stepscope run` (src/launcher/run_config.h): a
 // stepscope.toml or stepscope.json a user wrote by hand, or copied from somewhere. The first
 // byte picks the format; the rest is the file's text, applied over the defaults and then
 // resolved as `stepscope run` does (detail windows, the rules' parameters, the config.json the
@@ -12,11 +12,11 @@
 #include <string>
 #include <string_view>
 
-#include "cli/run_config.h"
+#include "launcher/run_config.h"
 #include "fuzz_inputs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace stepscope::cli;
+  using namespace stepscope::launcher;
   if (size == 0) return 0;
   const std::string path = data[0] & 1 ? "fuzz/stepscope.json" : "fuzz/stepscope.toml";
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);

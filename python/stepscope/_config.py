@@ -1,7 +1,7 @@
 """The run configuration as the job's Python processes see it, and live changes (`stepscope ctl`).
 
 One configuration model (SPEC §2.3): defaults < config file < environment < flags, resolved by
-the launcher (src/cli/run_config.h) into ``<node>/config.json`` whose path it passes in
+the launcher (src/launcher/run_config.h) into ``<node>/config.json`` whose path it passes in
 ``STEPSCOPE_CONFIG``; keyword arguments given in Python come last and win.
 
 Contract with the consumers (the detail-window engine, ``stepscope.torch``) — two functions and

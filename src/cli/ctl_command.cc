@@ -12,8 +12,8 @@
 #include "base/clock.h"
 #include "base/duration.h"
 #include "base/file_system.h"
-#include "cli/run_config.h"
 #include "base/json_fields.h"
+#include "launcher/run_config.h"
 #include "store/run_directory.h"
 
 namespace stepscope::cli {
@@ -47,25 +47,26 @@ std::string HostName() {
 
 }  // namespace
 
-StatusOr<ControlRequest> BuildControlRequest(const CtlInvocation& invocation) {
-  ControlRequest request;
+StatusOr<launcher::ControlRequest> BuildControlRequest(const CtlInvocation& invocation) {
+  launcher::ControlRequest request;
   if (!invocation.interval.empty()) {
-    RunConfig scratch;  // reuses the run's range check and message
-    STEPSCOPE_RETURN_IF_ERROR(SetRunConfigValue(scratch, "interval", invocation.interval, ConfigSource::kFlag, "--interval"));
+    launcher::RunConfig scratch;  // reuses the run's range check and message
+    STEPSCOPE_RETURN_IF_ERROR(launcher::SetRunConfigValue(scratch, "interval", invocation.interval,
+                                                          launcher::ConfigSource::kFlag, "--interval"));
     request.interval_ns = scratch.interval_ns;
   }
-  const std::pair<const std::string*, DetailKind> steps[] = {
-      {&invocation.detailed_steps, DetailKind::kOperators},
-      {&invocation.python_steps, DetailKind::kPython},
-      {&invocation.dataloader_steps, DetailKind::kDataloader},
+  const std::pair<const std::string*, launcher::DetailKind> steps[] = {
+      {&invocation.detailed_steps, launcher::DetailKind::kOperators},
+      {&invocation.python_steps, launcher::DetailKind::kPython},
+      {&invocation.dataloader_steps, launcher::DetailKind::kDataloader},
   };
   for (const auto& [text, kind] : steps) {
     if (text->empty()) continue;
-    const std::string flag = FlagForKey(kind == DetailKind::kOperators ? "detailed_steps"
-                                        : kind == DetailKind::kPython  ? "python_steps"
-                                                                       : "dataloader_steps");
-    STEPSCOPE_ASSIGN_OR_RETURN(DetailWindow window, ParseStepWindow(kind, *text, flag));
-    request.detail.push_back(NormalizeDetailWindow(window));
+    const std::string flag = launcher::FlagForKey(kind == launcher::DetailKind::kOperators ? "detailed_steps"
+                                                  : kind == launcher::DetailKind::kPython  ? "python_steps"
+                                                                                           : "dataloader_steps");
+    STEPSCOPE_ASSIGN_OR_RETURN(launcher::DetailWindow window, launcher::ParseStepWindow(kind, *text, flag));
+    request.detail.push_back(launcher::NormalizeDetailWindow(window));
   }
   if (!request.interval_ns && request.detail.empty()) {
     return InvalidArgumentError("nothing to change; pass --interval, --detailed-steps, --python-steps or "
@@ -124,52 +125,6 @@ std::string WhyNotRunning(const std::string& node_dir) {
   return "";
 }
 
-nlohmann::json ControlFileJson(const ControlRequest& request, int64_t sequence, int64_t time_ns) {
-  nlohmann::json body = {{"sequence", sequence}, {"time_ns", time_ns}};
-  if (request.interval_ns) body["interval_ns"] = *request.interval_ns;
-  if (!request.detail.empty()) body["detail"] = DetailWindowsToJson(request.detail);
-  return body;
-}
-
-std::optional<int64_t> ControlSequenceOfName(const std::string& name) {
-  constexpr size_t kSuffix = 5;  // ".json"
-  if (name.size() <= kSuffix || name.size() > kSuffix + 18 || name.compare(name.size() - kSuffix, kSuffix, ".json") != 0) {
-    return std::nullopt;
-  }
-  int64_t value = 0;
-  for (size_t i = 0; i + kSuffix < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9') return std::nullopt;
-    value = value * 10 + (name[i] - '0');
-  }
-  return value;
-}
-
-int64_t HighestControlSequence(const std::string& control_dir) {
-  LocalFileSystem fs;
-  auto entries = fs.ListDirectory(control_dir);
-  int64_t highest = 0;
-  if (!entries.ok()) return highest;
-  for (const std::string& name : *entries) {
-    if (std::optional<int64_t> sequence = ControlSequenceOfName(name)) highest = std::max(highest, *sequence);
-  }
-  return highest;
-}
-
-StatusOr<int64_t> WriteControlFile(const std::string& node_dir, const ControlRequest& request, int64_t time_ns) {
-  const std::string control_dir = node_dir + "/control";
-  STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(control_dir));
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    const int64_t sequence = HighestControlSequence(control_dir) + 1;
-    const std::string final_path = control_dir + "/" + std::to_string(sequence) + ".json";
-    // Another ctl may take the same number at the same time: the one whose file appears first keeps it.
-    const std::string body = ControlFileJson(request, sequence, time_ns).dump(2) + "\n";
-    STEPSCOPE_ASSIGN_OR_RETURN(bool created, CreateFileAtomically(final_path, body));
-    if (created) return sequence;
-  }
-  return IoError("could not claim a sequence number in '" + control_dir + "' after 100 tries; is another tool "
-                 "writing there?");
-}
-
 int CtlCommand(const CtlInvocation& invocation) {
   auto fail = [](const std::string& message, int code) {
     std::fprintf(stderr, "stepscope ctl: %s\n", message.c_str());
@@ -193,7 +148,7 @@ int CtlCommand(const CtlInvocation& invocation) {
   }
   const int64_t now_ns = static_cast<int64_t>(RealtimeNowNs());
   for (const std::string& node_dir : running) {
-    auto sequence = WriteControlFile(node_dir, *request, now_ns);
+    auto sequence = launcher::WriteControlFile(node_dir, *request, now_ns);
     if (!sequence.ok()) return fail(sequence.status().message() + "; check that the run directory is writable", kExitFailed);
     std::printf("node %s: scheduled control %lld (%s/control/%lld.json)\n", BaseName(node_dir).c_str(),
                 static_cast<long long>(*sequence), node_dir.c_str(), static_cast<long long>(*sequence));
@@ -201,9 +156,9 @@ int CtlCommand(const CtlInvocation& invocation) {
       std::printf("  system sampling interval %s: the launcher applies it within about a second\n",
                   FormatDurationNs(*request->interval_ns).c_str());
     }
-    for (const DetailWindow& window : request->detail) {
+    for (const launcher::DetailWindow& window : request->detail) {
       std::printf("  %s: replaces the pending %s window; the job's processes apply it at their next step\n",
-                  DescribeDetailWindow(window).c_str(), DetailKindName(window.kind));
+                  launcher::DescribeDetailWindow(window).c_str(), launcher::DetailKindName(window.kind));
     }
   }
   return 0;

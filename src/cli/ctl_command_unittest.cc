@@ -4,7 +4,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -135,57 +134,13 @@ TEST_F(CtlCommandTest, SaysWhyARunIsNotRunning) {
   EXPECT_NE(WhyNotRunning(dir).find("is gone"), std::string::npos);
 }
 
-TEST_F(CtlCommandTest, WritesNumberedControlFilesAtomically) {
-  const std::string node = MakeNode("job", "n", "running");
-  EXPECT_EQ(HighestControlSequence(node + "/control"), 0);
-  ControlRequest request;
-  request.interval_ns = 100'000'000;
-  auto first = WriteControlFile(node, request, 1'000);
-  ASSERT_TRUE(first.ok()) << first.status().message();
-  EXPECT_EQ(*first, 1);
-  EXPECT_EQ(ReadJson(node + "/control/1.json"),
-            nlohmann::json({{"sequence", 1}, {"time_ns", 1'000}, {"interval_ns", 100'000'000}}));
-
-  // Stray names do not count; the next sequence follows the highest, gaps included.
-  std::ofstream(node + "/control/7.json") << "{}";
-  std::ofstream(node + "/control/.ctl-1-9") << "{}";
-  std::ofstream(node + "/control/notes.json") << "{}";
-  ControlRequest windows;
-  auto parsed = ParseStepWindow(DetailKind::kPython, "300:2", "--python-steps");
-  ASSERT_TRUE(parsed.ok());
-  windows.detail.push_back(*parsed);
-  auto next = WriteControlFile(node, windows, 2'000);
-  ASSERT_TRUE(next.ok());
-  EXPECT_EQ(*next, 8);
-  nlohmann::json body = ReadJson(node + "/control/8.json");
-  EXPECT_FALSE(body.contains("interval_ns"));
-  ASSERT_EQ(body["detail"].size(), 1u);
-  EXPECT_EQ(body["detail"][0]["start_step"], 300);
-  EXPECT_EQ(body["detail"][0]["profiler"], "cprofile");
-  // Nothing temporary is left behind: 1, 7, 8, notes.json and the stray .ctl-1-9 only.
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(node + "/control")) {
-    names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{".ctl-1-9", "1.json", "7.json", "8.json", "notes.json"}));
-}
-
-TEST_F(CtlCommandTest, SequenceNamesAreDigitsDotJsonOnly) {
-  EXPECT_EQ(ControlSequenceOfName("12.json"), 12);
-  EXPECT_FALSE(ControlSequenceOfName("12.json.tmp.5").has_value());
-  EXPECT_FALSE(ControlSequenceOfName(".json").has_value());
-  EXPECT_FALSE(ControlSequenceOfName("-1.json").has_value());
-  EXPECT_FALSE(ControlSequenceOfName("1a.json").has_value());
-}
-
 TEST_F(CtlCommandTest, CommandExitCodes) {
   const std::string live = MakeNode("job", "live", "running");
   MakeNode("ended", "n", "exited");
   EXPECT_EQ(CtlCommand(Ctl(root_ + "/job", "1s")), 0);
-  EXPECT_EQ(HighestControlSequence(live + "/control"), 1);
+  EXPECT_EQ(launcher::HighestControlSequence(live + "/control"), 1);
   EXPECT_EQ(CtlCommand(Ctl(root_ + "/ended", "1s")), 1);
-  EXPECT_EQ(HighestControlSequence(root_ + "/ended/n/control"), 0);
+  EXPECT_EQ(launcher::HighestControlSequence(root_ + "/ended/n/control"), 0);
   EXPECT_EQ(CtlCommand(Ctl(root_ + "/nope", "1s")), 1);
   EXPECT_EQ(CtlCommand(Ctl(root_ + "/job", "1ms")), 2);
   EXPECT_EQ(CtlCommand(Ctl(root_ + "/job", "")), 2);

@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
     if (!python_steps.empty()) run.flag_values.emplace_back("python_steps", python_steps);
     if (!dataloader_steps.empty()) run.flag_values.emplace_back("dataloader_steps", dataloader_steps);
     if (!python_profiler.empty()) run.flag_values.emplace_back("python_profiler", python_profiler);
-    return stepscope::cli::RunCommand(std::move(run));
+    return stepscope::cli::RunCommand(run);
   }
   if (info_app->parsed()) return stepscope::cli::InfoCommand(info_run, info_json);
   if (ctl_app->parsed()) return stepscope::cli::CtlCommand(ctl);

@@ -1,9 +1,8 @@
-# `stepscope rules` and the online rule evaluation of `stepscope run` (RULES.md §13).
+# `stepscope rules` (RULES.md §13); the online evaluation of `stepscope run` is the launcher's.
 target_sources(stepscope_cli_lib PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/rules_command.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/online_rules.cc
 )
 
 stepscope_add_unittest(rules_command_unittests
-  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/rules_command_unittest.cc ${CMAKE_CURRENT_SOURCE_DIR}/online_rules_unittest.cc
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/rules_command_unittest.cc
   LIBS stepscope_cli_lib)

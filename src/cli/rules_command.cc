@@ -10,7 +10,6 @@
 
 #include "analysis/run_loader.h"
 #include "cli/run_problems.h"
-#include "rules/builtin_rules.h"
 
 namespace stepscope::cli {
 namespace {
@@ -18,21 +17,6 @@ namespace {
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 constexpr size_t kTableWidth = 100;
-
-std::vector<std::string> SplitComma(const std::string& text) {
-  std::vector<std::string> parts;
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    size_t comma = text.find(',', begin);
-    if (comma == std::string::npos) comma = text.size();
-    std::string part = text.substr(begin, comma - begin);
-    while (!part.empty() && part.front() == ' ') part.erase(part.begin());
-    while (!part.empty() && part.back() == ' ') part.pop_back();
-    if (!part.empty()) parts.push_back(part);
-    begin = comma + 1;
-  }
-  return parts;
-}
 
 // Cuts `text` to at most `width` bytes without splitting a UTF-8 sequence, marking the cut.
 std::string Fit(std::string text, size_t width) {
@@ -58,18 +42,6 @@ std::string FindingLine(const rules::RuleReport& report) {
 void PrintError(const std::string& message) { std::fprintf(stderr, "stepscope rules: %s\n", message.c_str()); }
 
 }  // namespace
-
-StatusOr<std::unique_ptr<rules::ProfilerReport>> MakeConfiguredProfilerReport(
-    const std::string& only, const nlohmann::json& section, const std::vector<std::string>& overrides) {
-  STEPSCOPE_ASSIGN_OR_RETURN(auto report, rules::ProfilerReport::Create(rules::BuiltinRules(), SplitComma(only)));
-  if (!section.is_null() && !section.empty()) {
-    STEPSCOPE_RETURN_IF_ERROR(report->ApplyParameterObject(section, "rules"));
-  }
-  for (const std::string& assignment : overrides) {
-    STEPSCOPE_RETURN_IF_ERROR(report->SetParameter(assignment));
-  }
-  return report;
-}
 
 std::string FormatRulesTable(const rules::ProfilerReport& report, const std::string& out_dir) {
   constexpr int kRuleWidth = 24;

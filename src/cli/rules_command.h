@@ -7,7 +7,7 @@
 // the offline result replaces the live one), or to --out. Exit codes: 0 done, 1 the run could not
 // be loaded or the outputs not written, 2 a usage error (unknown rule, bad parameter).
 //
-// Callers: main.cc; the online evaluator (online_rules.h) shares MakeConfiguredProfilerReport.
+// Callers: main.cc.
 #pragma once
 
 #include <memory>
@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "rules/configured_profiler_report.h"
 #include "rules/profiler_report.h"
 
 namespace stepscope::cli {
@@ -32,10 +33,9 @@ struct RulesInvocation {
   std::vector<std::string> custom;
 };
 
-// The built-in rules (all, or the comma-separated `only`), with the parameter `section` (a
-// config file's `rules` table; may be null or empty) applied first and then `overrides`.
-StatusOr<std::unique_ptr<rules::ProfilerReport>> MakeConfiguredProfilerReport(
-    const std::string& only, const nlohmann::json& section, const std::vector<std::string>& overrides);
+// The commands over a run (rules, summary, export) configure their rules through the one
+// function the launcher's online rules use too.
+using rules::MakeConfiguredProfilerReport;
 
 // The people's table: one line per rule (rule, triggered, violations, datapoints, finding), at
 // most 100 columns wide, then a status line.

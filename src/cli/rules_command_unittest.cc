@@ -1,14 +1,8 @@
 #include "cli/rules_command.h"
 
-#include <unistd.h>
-
-#include <fstream>
-
-#include <sstream>
-
 #include <gtest/gtest.h>
 
-#include "cli/run_config.h"
+#include <sstream>
 
 namespace stepscope::cli {
 namespace {
@@ -72,64 +66,6 @@ TEST(RulesCommand, DefaultOutputDirIsBesideTheRun) {
   EXPECT_EQ(DefaultRulesOutputDir("/tmp/"), "/tmp/rules");
   EXPECT_EQ(DefaultRulesOutputDir("/nonexistent/dir/model.stepscope"), "/nonexistent/dir/rules");
   EXPECT_EQ(DefaultRulesOutputDir("model.stepscope"), "rules");
-}
-
-TEST(RulesCommand, ConfiguredReportRejectsUnknownRulesAndBadOverrides) {
-  auto unknown = MakeConfiguredProfilerReport("NoSuchRule", nlohmann::json(), {});
-  ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.status().message().rfind("unknown rule 'NoSuchRule'; known rules: ", 0), 0u)
-      << unknown.status().message();
-  auto bad = MakeConfiguredProfilerReport("", nlohmann::json(), {"NoSuchRule.threshold=3"});
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message().rfind("unknown rule 'NoSuchRule' in NoSuchRule.threshold; known rules: ", 0), 0u);
-  auto interval = MakeConfiguredProfilerReport("", nlohmann::json{{"scan_interval_us", 5000000}}, {});
-  ASSERT_TRUE(interval.ok());
-  EXPECT_EQ((*interval)->scan_interval_us(), 5000000);
-}
-
-TEST(RunConfigRules, FlagsAndTablesAreValidatedAndMerged) {
-  RunConfig config;
-  ASSERT_TRUE(SetRunConfigValue(config, "rules", "CPUBottleneck.threshold=40", ConfigSource::kFlag, "--rule").ok());
-  ASSERT_TRUE(SetRunConfigValue(config, "rules", "StepOutlier_stddev=4", ConfigSource::kFlag, "--rule").ok());
-  EXPECT_EQ(config.rule_overrides, (std::vector<std::string>{"CPUBottleneck.threshold=40", "StepOutlier_stddev=4"}));
-  EXPECT_EQ(SetRunConfigValue(config, "rules", "CPUBottleneck.threshold=140", ConfigSource::kFlag, "--rule").message(),
-            "--rule: CPUBottleneck.threshold: 140 is not a percentage in [0, 100]");
-  EXPECT_EQ(config.rule_overrides.size(), 2u);  // the bad one was not kept
-  ASSERT_TRUE(SetRunConfigValue(config, "rules", R"({"CPUBottleneck": {"patience": 5}, "scan_interval_us": 30000000})",
-                                ConfigSource::kEnvironment, "STEPSCOPE_RULES")
-                  .ok());
-  ASSERT_TRUE(SetRunConfigRules(config, nlohmann::json::parse(R"({"CPUBottleneck": {"threshold": 30}})"),
-                                ConfigSource::kFlag, "x")
-                  .ok());
-  EXPECT_EQ(config.rules, nlohmann::json::parse(
-                              R"({"CPUBottleneck": {"patience": 5, "threshold": 30}, "scan_interval_us": 30000000})"));
-  EXPECT_EQ(SetRunConfigValue(config, "rules", "{nope", ConfigSource::kEnvironment, "STEPSCOPE_RULES").message(),
-            "STEPSCOPE_RULES: rules must be RULE.PARAM=VALUE or a JSON object like {\"CPUBottleneck\": {\"threshold\": 40}}");
-  EXPECT_EQ(FlagForKey("rules"), "--rule");
-
-  auto report = MakeConfiguredProfilerReport("CPUBottleneck", config.rules, config.rule_overrides);
-  ASSERT_TRUE(report.ok()) << report.status().message();
-  EXPECT_EQ((*report)->scan_interval_us(), 30000000);
-  ASSERT_EQ((*report)->rules().size(), 1u);
-  // The table first, then the flags: threshold 40 from --rule wins over the table's 30.
-  EXPECT_EQ((*report)->rules()[0]->parameters().Text("threshold"), "40");
-  EXPECT_EQ((*report)->rules()[0]->parameters().Text("patience"), "5");
-}
-
-TEST(RunConfigRules, TomlRulesTable) {
-  char pattern[] = "/tmp/run_config_rules_XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const std::string path = std::string(pattern) + "/stepscope.toml";
-  std::ofstream(path) << "[rules]\nscan_interval_us = 10000000\n[rules.CPUBottleneck]\nthreshold = 45\n";
-  RunConfig config;
-  Status applied = ApplyRunConfigFile(config, path);
-  ASSERT_TRUE(applied.ok()) << applied.message();
-  EXPECT_EQ(config.rules, nlohmann::json::parse(R"({"CPUBottleneck": {"threshold": 45}, "scan_interval_us": 10000000})"));
-  std::ofstream(path) << "[rules.CPUBottleneck]\nthreshold = 450\n";
-  EXPECT_EQ(ApplyRunConfigFile(config, path).message(),
-            "config file '" + path + "': rules: CPUBottleneck.threshold: 450 is not a percentage in [0, 100]");
-  std::remove(path.c_str());
-  rmdir(pattern);
 }
 
 }  // namespace

@@ -1,279 +1,38 @@
 #include "cli/run_command.h"
 
-#include <sys/utsname.h>
-#include <unistd.h>
-
-#include <climits>
 #include <cstdio>
-#include <cstdlib>
-#include <ctime>
 
-#include "base/file_system.h"
-#include "cli/child_process.h"
-#include "cli/control_watcher.h"
-#include "cli/online_rules.h"
 #include "cli/report_command.h"
 #include "cli/summary_command.h"
-#include "cli/python_startup.h"
-#include "cli/run_directory_claim.h"
-#include "cli/run_manifest.h"
-#include "cli/system_stream_sink.h"
-#include "platform/cupti/cupti_probe.h"
-#include "platform/linux/host_constants.h"
-#include "platform/linux/proc_file_system.h"
-#include "platform/nvml/gpu_capability.h"
-#include "sampler/nvml_gpu_source.h"
-#include "platform/nvml/nvml_loader.h"
-#include "platform/perf/perf_event_probe.h"
-#include "sampler/linux_sources.h"
-#include "sampler/system_sampler.h"
-#include "store/stream_reader.h"
+#include "launcher/run_job.h"
 
 extern char** environ;
 
 namespace stepscope::cli {
 namespace {
 
-constexpr int kExitUsage = 2;
-constexpr int kExitSetup = 1;
-constexpr int kExitCannotExecute = 127;
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// "train" for `python3 -u train.py`, "mypkg.main" for `python -m mypkg.main`, else the program.
-std::string ScriptName(const std::vector<std::string>& command) {
-  std::string program = BaseName(command[0]);
-  if (program.rfind("python", 0) == 0) {
-    for (size_t i = 1; i < command.size(); ++i) {
-      if (command[i] == "-m" && i + 1 < command.size()) return command[i + 1];
-      if (command[i] == "-c") return "python-c";
-      if (!command[i].empty() && command[i][0] != '-') {
-        std::string script = BaseName(command[i]);
-        if (script.size() > 3 && script.compare(script.size() - 3, 3, ".py") == 0) script.resize(script.size() - 3);
-        return script;
-      }
-    }
-  }
-  return program;
-}
-
-std::string UtcStamp(int64_t realtime_ns) {
-  time_t seconds = static_cast<time_t>(realtime_ns / 1'000'000'000);
-  tm utc;
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &utc);
-  return text;
-}
-
-std::string HostName() {
-  char name[HOST_NAME_MAX + 1] = {};
-  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
-
-std::string AbsolutePath(const std::string& path) {
-  char resolved[PATH_MAX];
-  if (realpath(path.c_str(), resolved) != nullptr) return resolved;
-  return path;
-}
-
-nlohmann::json Versions() {
-  utsname uts;
-  uname(&uts);
-  return {{"stepscope", STEPSCOPE_VERSION}, {"kernel", std::string(uts.sysname) + " " + uts.release},
-          {"machine", uts.machine}};
-}
-
 void PrintError(const std::string& message) { std::fprintf(stderr, "stepscope run: %s\n", message.c_str()); }
 
-}  // namespace
-
-int RunCommand(RunInvocation invocation) {
-  RunConfig& config = invocation.config;
-  // Precedence: defaults < config file < environment < flags.
-  if (!invocation.config_file.empty()) {
-    Status status = ApplyRunConfigFile(config, invocation.config_file);
-    if (!status.ok()) return PrintError(status.message()), kExitUsage;
-  }
-  if (Status status = ApplyRunConfigEnvironment(config, environ); !status.ok()) {
-    return PrintError(status.message()), kExitUsage;
-  }
-  if (Status status = ApplyRunConfigFlags(config, invocation.flag_values); !status.ok()) {
-    return PrintError(status.message()), kExitUsage;
-  }
-  if (invocation.command.empty()) {
-    PrintError("no command given; use `stepscope run [options] -- CMD ARGS...`");
-    return kExitUsage;
-  }
-
-  const ClockPair anchor = ReadClockPair();
-  const int64_t realtime_anchor_ns = static_cast<int64_t>(RealtimeNowNs());
-  const std::string host = HostName();
-  const std::string job_or_default =
-      config.job.empty() ? ScriptName(invocation.command) + "-" + UtcStamp(realtime_anchor_ns) : config.job;
-  const std::string node = config.node.empty() ? host : config.node;
-  if (Status status = ValidateName("node id", node); !status.ok()) return PrintError(status.message() + " (pass --node)"), kExitUsage;
-  if (Status status = ValidateName("job name", job_or_default); !status.ok()) {
-    return PrintError(status.message() + " (pass --job)"), kExitUsage;
-  }
-
-
-  // Capabilities: what this machine lets stepscope see. Missing pieces are facts, not errors.
-  auto nvml = NvmlLoader::Load();
-  GpuCapability gpu = DescribeGpuCapability(nvml);
-  CuptiCapability cupti = ProbeCupti();
-  PerfCounterCapability perf = ProbePerfCounters();
-  nlohmann::json capabilities = {
-      {"gpu", {{"available", gpu.available}, {"reason", gpu.reason}, {"driver_version", gpu.driver_version},
-               {"gpus", gpu.gpu_names}}},
-      {"nvml", {{"available", nvml.ok()}, {"reason", nvml.ok() ? "" : nvml.status().message()}}},
-      {"cupti", {{"library_found", cupti.library_found}, {"library", cupti.library}, {"version", cupti.version},
-                 {"usable", cupti.library_found && gpu.available},
-                 {"reason", !cupti.reason.empty() ? cupti.reason : (gpu.available ? "" : "no GPU to trace")}}},
-      {"perf_counters", {{"available", perf.available}, {"paranoid", perf.paranoid_level}, {"reason", perf.reason}}},
-      {"tick_clock", CurrentTickSource() == TickSource::kTsc ? "tsc" : "monotonic_ns"},
-  };
-
-  const nlohmann::json versions = Versions();
-  auto start_manifest = [&](const std::string& job_name) {
-    ManifestStart start{job_name, node, host, invocation.command, &config, anchor, realtime_anchor_ns, capabilities,
-                        versions};
-    nlohmann::json manifest = StartManifest(start);
-    const nlohmann::json config_entries = RunConfigManifestEntries(config);
-    for (const auto& [key, entry] : config_entries.items()) manifest["config"][key] = entry;
-    manifest["control"] = nlohmann::json::array();  // control files applied (control_watcher.h)
-    return manifest;
-  };
-  // The node directory becomes this launcher's with its first manifest; another launcher's
-  // (the same default job name in the same second, or the same --job) is never written.
-  auto claim = ClaimRunDirectory({config.out, job_or_default, node, config.job.empty()},
-                                 [&](const std::string& job_name) { return ManifestText(start_manifest(job_name)); });
-  if (!claim.ok()) return PrintError(claim.status().message()), kExitSetup;
-  const std::string& job = claim->job;
-  const std::string node_dir = AbsolutePath(claim->node_dir);
-  const std::string run_dir = AbsolutePath(config.out + "/" + job);
-  nlohmann::json manifest = start_manifest(job);
-
-  nlohmann::json system_meta = {{"kind", "system"}, {"pid", static_cast<int64_t>(getpid())},
-                                {"ppid", static_cast<int64_t>(getppid())},
-                                {"format_version", store::kFormatVersion},
-                                {"tick_source", capabilities["tick_clock"]},
-                                {"ticks_per_ns", MeasureTicksPerNs(2'000'000)},
-                                {"clock_anchor", {{"monotonic_ns", anchor.monotonic_ns}, {"realtime_ns", realtime_anchor_ns}}},
-                                {"interval_ns", config.interval_ns}};
-  auto sink = SystemStreamSink::Create(node_dir, system_meta.dump(), anchor);
-  if (!sink.ok()) {
-    PrintError(sink.status().message() + "; choose a writable --out with free space");
-    return kExitSetup;
-  }
-
-  // The job's Python processes read the resolved config from here (stepscope/_config.py).
-  const std::string config_path = node_dir + "/config.json";
-  if (Status status = WriteFileAtomically(config_path, RunConfigToJson(config, job, node).dump(2) + "\n"); !status.ok()) {
-    PrintError(status.message() + "; choose a writable --out");
-    return kExitSetup;
-  }
-  std::vector<std::string> child_environment = {"STEPSCOPE_NODE_DIR=" + node_dir, "STEPSCOPE_RUN_DIR=" + run_dir,
-                                                "STEPSCOPE_JOB=" + job, "STEPSCOPE_NODE=" + node,
-                                                "STEPSCOPE_CONFIG=" + config_path,
-                                                std::string("STEPSCOPE_LAUNCHER_VERSION=") + STEPSCOPE_VERSION,
-                                                std::string("STEPSCOPE_TORCH=") + (config.torch ? "1" : "0")};
-  auto python_startup = WritePythonStartup(node_dir, FindOwnPythonPackageParent());
-  if (python_startup.ok()) {
-    child_environment.push_back("PYTHONPATH=" + ChildPythonPath(*python_startup, std::getenv("PYTHONPATH")));
-  } else {
-    PrintError("automatic PyTorch instrumentation is off: " + python_startup.status().message());
-  }
-
-  std::fprintf(stderr, "stepscope: run directory %s\n", run_dir.c_str());
-  InstallSignalForwarding();
-  auto child = ChildProcess::Spawn(invocation.command, child_environment);
-  if (!child.ok()) {
-    PrintError(child.status().message());
-    manifest["status"] = "failed-to-start";
-    manifest["ended"] = child.status().message();
-    (void)WriteManifest(node_dir, manifest);
-    return kExitCannotExecute;
-  }
-  child->ForwardTerminationSignals();
-  RecordChildStarted(manifest, getpid(), child->pid());
-  (void)WriteManifest(node_dir, manifest);
-
-  // Keeps /proc files open between polls: re-reading an open /proc file costs far less than
-  // opening it again, which keeps the sampler under its CPU bar.
-  ProcFileSystem fs;
-  LinuxSourcesOptions source_options;
-  source_options.job_root_pid = child->pid();
-  source_options.host = HostConstants::FromSysconf();
-  SystemSampler sampler(sink->get(), config.interval_ns, [](std::string_view source, const Status& status) {
-    std::fprintf(stderr, "stepscope: %.*s metrics: %s\n", static_cast<int>(source.size()), source.data(),
-                 status.message().c_str());
-  });
-  for (auto& source : CreateLinuxSources(fs, source_options)) sampler.AddSource(std::move(source));
-  if (nvml.ok()) sampler.AddSource(std::make_unique<NvmlGpuSource>(std::move(*nvml)));
-  if (Status status = sampler.Start(); !status.ok()) PrintError("system metrics are off: " + status.message());
-
-  // `stepscope ctl` changes: the watcher owns the manifest until Stop() (the main thread only
-  // waits for the child meanwhile).
-  ControlWatcher control_watcher(
-      node_dir, config.interval_ns, [&sampler](int64_t interval_ns) { return sampler.SetInterval(interval_ns); },
-      [&manifest, &node_dir](const nlohmann::json& entry) {
-        manifest["control"].push_back(entry);
-        if (Status status = WriteManifest(node_dir, manifest); !status.ok()) PrintError(status.message());
-      });
-  if (Status status = control_watcher.Start(); !status.ok()) PrintError("`stepscope ctl` is off: " + status.message());
-
-  // The rules evaluate the job directory every scan interval into <job>/rules/ (online_rules.h).
-  std::unique_ptr<OnlineRules> online_rules = StartOnlineRules(
-      run_dir, config.rules, config.rule_overrides, [](const std::string& line) { PrintError(line); });
-
-  ChildExit exit = child->Wait();
-  control_watcher.Stop();
-  const int64_t end_realtime_ns = static_cast<int64_t>(RealtimeNowNs());
-  sampler.Stop();
-  Status finished = (*sink)->Finish();
-  if (!finished.ok()) PrintError("writing the last system samples failed: " + finished.message());
-  const uint64_t samples_written = (*sink)->samples_written();
-  const uint64_t samples_dropped = (*sink)->samples_dropped();
-  sink->reset();  // releases the system ring so it is compacted with the others
-
-  // Fold every finished process's ring into its log so the run is compact at rest.
-  std::vector<std::string> still_running;
-  if (auto streams = store::ListStreams(node_dir); streams.ok()) {
-    manifest["streams"] = *streams;  // readers then call a missing one lost, not absent
-    for (const std::string& name : *streams) {
-      Status compacted = store::CompactStream(node_dir, name);
-      if (compacted.code() == StatusCode::kUnavailable) still_running.push_back(name);
-      else if (!compacted.ok()) PrintError(compacted.message());
-    }
-  }
-  SamplerStats sampler_stats = sampler.Stats();
-  RecordChildEnded(manifest, exit, end_realtime_ns);
-  manifest["sampler"] = {{"polls", sampler_stats.polls}, {"missed_polls", sampler_stats.missed_polls},
-                         {"final_interval_ns", sampler.interval_ns()},
-                         {"samples_written", samples_written},
-                         {"samples_dropped", samples_dropped},
-                         {"cpu_ns", sampler_stats.thread_cpu_ns}};
-  if (!still_running.empty()) manifest["streams_still_written"] = still_running;
-  if (Status status = WriteManifest(node_dir, manifest); !status.ok()) PrintError(status.message());
-  // Last, on the final data: the files then equal `stepscope rules <job>`.
-  if (online_rules) online_rules->Finish();
-  // Then the report and the terminal summary, from the finished run. Neither changes the job's
-  // exit code: a report that cannot be written says how to retry.
+// The report and the terminal summary of the finished run. A report that cannot be written
+// says how to retry; neither changes the job's exit code.
+void ReportFinishedRun(const std::string& run_dir) {
   std::string report_path;
   if (Status report = WriteRunReport(run_dir, &report_path); !report.ok()) {
     PrintError("the report was not written: " + report.message() + "; retry with `stepscope report " + run_dir + "`");
   }
   PrintRunSummary(run_dir, stderr);
+}
 
-  std::fprintf(stderr, "stepscope: job %s after %.1f s; %llu system samples; run directory %s\n",
-               exit.Describe().c_str(), static_cast<double>(end_realtime_ns - realtime_anchor_ns) / 1e9,
-               static_cast<unsigned long long>(samples_written), run_dir.c_str());
-  return exit.LauncherExitCode();
+}  // namespace
+
+int RunCommand(const RunInvocation& invocation) {
+  auto config = launcher::ResolveRunConfig({invocation.config_file, environ, invocation.flag_values});
+  if (!config.ok()) return PrintError(config.status().message()), launcher::kExitUsage;
+  if (invocation.command.empty()) {
+    PrintError("no command given; use `stepscope run [options] -- CMD ARGS...`");
+    return launcher::kExitUsage;
+  }
+  return launcher::RunJob(*config, invocation.command, ReportFinishedRun);
 }
 
 }  // namespace stepscope::cli

@@ -23,6 +23,8 @@ import sys
 # STYLE.md §1: base ← recorder, store, platform; sampler ← platform interfaces; analysis ← store
 # (never platform or recorder); rules ← analysis; report ← rules; server, cli, python on top.
 # compare and export read the analysis model (and the rules' outputs) like the report does.
+# The launcher (`stepscope run`) samples the platform, watches the job and evaluates the rules as
+# the run grows; the command line and the Python package (which reads its config model) sit above it.
 ALLOWED = {
     "base": set(),
     "store": {"base"},
@@ -34,11 +36,12 @@ ALLOWED = {
     "report": {"base", "analysis", "rules"},
     "compare": {"base", "analysis", "rules"},
     "export": {"base", "analysis"},
+    "launcher": {"base", "store", "platform", "sampler", "analysis", "rules"},
     "server": {"base", "store", "analysis", "rules", "report", "compare", "export"},
     "cli": {"base", "store", "recorder", "platform", "sampler", "analysis", "rules", "report", "compare", "export",
-            "server"},
+            "launcher", "server"},
     "python": {"base", "store", "recorder", "platform", "sampler", "analysis", "rules", "report", "compare",
-               "export"},
+               "export", "launcher"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')

@@ -80,6 +80,31 @@ def test_a_link_against_the_direction_or_unused_is_caught(tmp_path):
     ]
 
 
+def launcher_tree(root):
+    """The small tree plus a launcher over store and a command line over the launcher."""
+    small_tree(root)
+    write(root, "src/launcher/CMakeLists.txt", """
+        add_library(stepscope_launcher STATIC run_job.cc)
+        add_library(stepscope::launcher ALIAS stepscope_launcher)
+        target_link_libraries(stepscope_launcher PUBLIC stepscope::store)
+    """)
+    write(root, "src/launcher/run_job.cc", '#include "launcher/run_job.h"\n#include "store/log.h"\n')
+    write(root, "src/cli/CMakeLists.txt", """
+        add_library(stepscope_cli_lib STATIC run_command.cc)
+        target_link_libraries(stepscope_cli_lib PUBLIC stepscope::launcher)
+    """)
+    write(root, "src/cli/run_command.cc", '#include "cli/run_command.h"\n#include "launcher/run_job.h"\n')
+
+
+def test_the_command_line_calls_the_launcher_and_never_the_reverse(tmp_path):
+    launcher_tree(str(tmp_path))
+    assert check_dependencies.violations(str(tmp_path)) == []
+    write(str(tmp_path), "src/launcher/run_job.cc",
+          '#include "launcher/run_job.h"\n#include "store/log.h"\n#include "cli/report_command.h"\n')
+    assert check_dependencies.violations(str(tmp_path)) == [
+        "src/launcher/run_job.cc: launcher includes cli, against STYLE.md's dependency direction"]
+
+
 def test_the_command_line_exits_non_zero_with_one_line_per_violation(tmp_path, capsys):
     small_tree(str(tmp_path))
     write(str(tmp_path), "src/store/reader.cc", '#include "analysis/model.h"\n')

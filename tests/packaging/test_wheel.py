@@ -1,7 +1,7 @@
 """The wheel that `pip install .` builds (scripts/setup.sh leaves it in build-wheel/dist/), as a
 user gets it: installed into a fresh virtual environment, its `stepscope` command profiles that
 environment's Python, and profiles an interpreter that has no stepscope of its own through the
-package it came with (src/cli/python_startup.h).
+package it came with (src/launcher/python_startup.h).
 
 Run by hand after scripts/setup.sh:
 

@@ -97,7 +97,7 @@ class WindowSpec:
 
     @classmethod
     def from_json(cls, window, origin, source):
-        """From a window dict of the normalised form (src/cli/detail_window.h), validated by
+        """From a window dict of the normalised form (src/launcher/detail_window.h), validated by
         ``_config.normalize_window``: ValueError, one line naming the key, when invalid."""
         w = _config.normalize_window(window, origin)
         return cls(w["kind"], w["start_step"], w["num_steps"], w["start_unix_time"], w["duration_s"],

@@ -1,10 +1,10 @@
-#include "cli/run_manifest.h"
+#include "launcher/run_manifest.h"
 
 #include "base/duration.h"
 #include "base/file_system.h"
 #include "store/format.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 nlohmann::json StartManifest(const ManifestStart& start) {
   nlohmann::json config = nlohmann::json::object();
@@ -76,4 +76,4 @@ Status WriteManifest(const std::string& node_dir, const nlohmann::json& manifest
   return WriteFileAtomically(node_dir + "/manifest.json", ManifestText(manifest));
 }
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

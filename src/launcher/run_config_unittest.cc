@@ -1,11 +1,14 @@
-#include "cli/run_config.h"
+#include "launcher/run_config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 
-namespace stepscope::cli {
+#include "rules/configured_profiler_report.h"
+
+namespace stepscope::launcher {
 namespace {
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
@@ -26,20 +29,26 @@ TEST(RunConfig, DefaultsMatchTheSpec) {
 }
 
 TEST(RunConfig, PrecedenceIsFileThenEnvironmentThenFlags) {
-  RunConfig config;
-  ASSERT_TRUE(ApplyRunConfigFile(config, WriteTemp("c.toml", "interval = \"1s\"\njob = \"from-file\"\nnode = \"algo-9\"\n")).ok());
   char env_interval[] = "STEPSCOPE_INTERVAL=200ms";
   char env_job[] = "STEPSCOPE_JOB=from-env";
   char other[] = "PATH=/bin";
   char* environ[] = {other, env_interval, env_job, nullptr};
-  ASSERT_TRUE(ApplyRunConfigEnvironment(config, environ).ok());
-  ASSERT_TRUE(SetRunConfigValue(config, "interval", "100ms", ConfigSource::kFlag, "--interval").ok());
-  EXPECT_EQ(config.interval_ns, 100'000'000);
-  EXPECT_EQ(config.job, "from-env");
-  EXPECT_EQ(config.node, "algo-9");
-  EXPECT_EQ(config.sources["interval"], ConfigSource::kFlag);
-  EXPECT_EQ(config.sources["job"], ConfigSource::kEnvironment);
-  EXPECT_EQ(config.sources["node"], ConfigSource::kFile);
+  auto config = ResolveRunConfig({WriteTemp("r.toml", "interval = \"1s\"\njob = \"from-file\"\nnode = \"algo-9\"\n"),
+                                  environ, {{"interval", "100ms"}}});
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->interval_ns, 100'000'000);
+  EXPECT_EQ(config->job, "from-env");
+  EXPECT_EQ(config->node, "algo-9");
+  EXPECT_EQ(config->sources["interval"], ConfigSource::kFlag);
+  EXPECT_EQ(config->sources["job"], ConfigSource::kEnvironment);
+  EXPECT_EQ(config->sources["node"], ConfigSource::kFile);
+
+  char bad_interval[] = "STEPSCOPE_INTERVAL=5ms";
+  char* bad_environ[] = {bad_interval, nullptr};
+  auto refused = ResolveRunConfig({"", bad_environ, {}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message().rfind("STEPSCOPE_INTERVAL: ", 0), 0u) << refused.status().message();
+  EXPECT_EQ(refused.status().message().find('\n'), std::string::npos);
 }
 
 TEST(RunConfig, ReadsJsonFiles) {
@@ -274,5 +283,50 @@ TEST(RunConfig, ConfigJsonAndManifestEntriesCarryValuesAndSources) {
   EXPECT_EQ(manifest["python_profiler"]["from"], "default");
 }
 
+TEST(RunConfigRules, FlagsAndTablesAreValidatedAndMerged) {
+  RunConfig config;
+  ASSERT_TRUE(SetRunConfigValue(config, "rules", "CPUBottleneck.threshold=40", ConfigSource::kFlag, "--rule").ok());
+  ASSERT_TRUE(SetRunConfigValue(config, "rules", "StepOutlier_stddev=4", ConfigSource::kFlag, "--rule").ok());
+  EXPECT_EQ(config.rule_overrides, (std::vector<std::string>{"CPUBottleneck.threshold=40", "StepOutlier_stddev=4"}));
+  EXPECT_EQ(SetRunConfigValue(config, "rules", "CPUBottleneck.threshold=140", ConfigSource::kFlag, "--rule").message(),
+            "--rule: CPUBottleneck.threshold: 140 is not a percentage in [0, 100]");
+  EXPECT_EQ(config.rule_overrides.size(), 2u);  // the bad one was not kept
+  ASSERT_TRUE(SetRunConfigValue(config, "rules", R"({"CPUBottleneck": {"patience": 5}, "scan_interval_us": 30000000})",
+                                ConfigSource::kEnvironment, "STEPSCOPE_RULES")
+                  .ok());
+  ASSERT_TRUE(SetRunConfigRules(config, nlohmann::json::parse(R"({"CPUBottleneck": {"threshold": 30}})"),
+                                ConfigSource::kFlag, "x")
+                  .ok());
+  EXPECT_EQ(config.rules, nlohmann::json::parse(
+                              R"({"CPUBottleneck": {"patience": 5, "threshold": 30}, "scan_interval_us": 30000000})"));
+  EXPECT_EQ(SetRunConfigValue(config, "rules", "{nope", ConfigSource::kEnvironment, "STEPSCOPE_RULES").message(),
+            "STEPSCOPE_RULES: rules must be RULE.PARAM=VALUE or a JSON object like {\"CPUBottleneck\": {\"threshold\": 40}}");
+  EXPECT_EQ(FlagForKey("rules"), "--rule");
+
+  auto report = rules::MakeConfiguredProfilerReport("CPUBottleneck", config.rules, config.rule_overrides);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ((*report)->scan_interval_us(), 30000000);
+  ASSERT_EQ((*report)->rules().size(), 1u);
+  // The table first, then the flags: threshold 40 from --rule wins over the table's 30.
+  EXPECT_EQ((*report)->rules()[0]->parameters().Text("threshold"), "40");
+  EXPECT_EQ((*report)->rules()[0]->parameters().Text("patience"), "5");
+}
+
+TEST(RunConfigRules, TomlRulesTable) {
+  char pattern[] = "/tmp/run_config_rules_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string path = std::string(pattern) + "/stepscope.toml";
+  std::ofstream(path) << "[rules]\nscan_interval_us = 10000000\n[rules.CPUBottleneck]\nthreshold = 45\n";
+  RunConfig config;
+  Status applied = ApplyRunConfigFile(config, path);
+  ASSERT_TRUE(applied.ok()) << applied.message();
+  EXPECT_EQ(config.rules, nlohmann::json::parse(R"({"CPUBottleneck": {"threshold": 45}, "scan_interval_us": 10000000})"));
+  std::ofstream(path) << "[rules.CPUBottleneck]\nthreshold = 450\n";
+  EXPECT_EQ(ApplyRunConfigFile(config, path).message(),
+            "config file '" + path + "': rules: CPUBottleneck.threshold: 450 is not a percentage in [0, 100]");
+  std::remove(path.c_str());
+  rmdir(pattern);
+}
+
 }  // namespace
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

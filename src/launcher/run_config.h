@@ -22,7 +22,7 @@
 // Within one layer the keys apply in the order above, so `--no-detail --python-steps 3:1` keeps
 // one window.
 //
-// Callers: the run command. Threading: plain data.
+// Callers: the launcher (run_job.h), `stepscope ctl` (interval checks). Threading: plain data.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +36,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "cli/detail_window.h"
+#include "launcher/detail_window.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 // Where a setting's value came from, lowest precedence first.
 enum class ConfigSource { kDefault, kFile, kEnvironment, kFlag };
@@ -106,6 +106,17 @@ Status ApplyRunConfigEnvironment(RunConfig& config, char** environ);
 // Applies (key, text) pairs from flags in key order; messages name the flag (--python-steps).
 Status ApplyRunConfigFlags(RunConfig& config, std::vector<std::pair<std::string, std::string>> flag_values);
 
+// The layers over the defaults, lowest precedence first.
+struct RunConfigLayers {
+  std::string config_file;                                       // "" for none
+  char** environment = nullptr;                                  // holds STEPSCOPE_<KEY>; null for none
+  std::vector<std::pair<std::string, std::string>> flag_values;  // (key, text) from flags
+};
+
+// The whole resolution: defaults < config file < environment < flags, each value validated as
+// it arrives; the error is the first bad value's one-line message.
+StatusOr<RunConfig> ResolveRunConfig(const RunConfigLayers& layers);
+
 // The flag that sets `key`: "--interval", "--python-steps", "--no-detail" for detail.
 std::string FlagForKey(const std::string& key);
 
@@ -127,4 +138,4 @@ nlohmann::json RunConfigManifestEntries(const RunConfig& config);
 // A job or node name must be usable as a directory name.
 Status ValidateName(const std::string& what, const std::string& name);
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

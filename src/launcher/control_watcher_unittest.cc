@@ -1,4 +1,4 @@
-#include "cli/control_watcher.h"
+#include "launcher/control_watcher.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -11,9 +11,9 @@
 
 #include "base/file_system.h"
 #include "base/test/manual_wait_clock.h"
-#include "cli/ctl_command.h"
+#include "launcher/control_file.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
 constexpr int64_t kSecondNs = 1'000'000'000;
@@ -189,4 +189,4 @@ TEST_F(ControlWatcherTest, StartCreatesTheControlDirectory) {
 }
 
 }  // namespace
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

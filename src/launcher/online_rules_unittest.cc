@@ -1,4 +1,4 @@
-#include "cli/online_rules.h"
+#include "launcher/online_rules.h"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 
 #include "base/test/manual_wait_clock.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
 constexpr int64_t kSecondNs = 1'000'000'000;
@@ -191,4 +191,4 @@ TEST(OnlineRules, BackgroundThreadEvaluatesOncePerPeriod) {
 }
 
 }  // namespace
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

@@ -30,7 +30,7 @@
 #include "base/wait_clock.h"
 #include "rules/profiler_report.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 class OnlineRules {
  public:
@@ -82,4 +82,4 @@ class OnlineRules {
 std::unique_ptr<OnlineRules> StartOnlineRules(const std::string& job_dir, const nlohmann::json& section,
                                               const std::vector<std::string>& overrides, OnlineRules::Log log);
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

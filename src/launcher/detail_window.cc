@@ -1,10 +1,10 @@
-#include "cli/detail_window.h"
+#include "launcher/detail_window.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
 constexpr const char* kWindowKeys[] = {"kind",  "start_step", "num_steps", "start_unix_time",
@@ -289,4 +289,4 @@ std::string DescribeDetailWindow(const DetailWindow& window) {
   return text;
 }
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

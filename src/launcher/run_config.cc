@@ -1,4 +1,4 @@
-#include "cli/run_config.h"
+#include "launcher/run_config.h"
 
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
@@ -15,10 +15,9 @@
 #include "base/duration.h"
 #include "base/file_system.h"
 #include "base/toml_json.h"
-#include "rules/builtin_rules.h"
-#include "rules/profiler_report.h"
+#include "rules/configured_profiler_report.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
 // nlohmann's document builder that keeps what the parser says and where it stopped; the plain
@@ -249,16 +248,8 @@ Status SetRunConfigDetail(RunConfig& config, const nlohmann::json& windows, Conf
 
 Status ValidateRunConfigRules(const RunConfig& config, const std::string& origin) {
   // The same path the run's online rules take, on throwaway rule objects.
-  auto report = rules::ProfilerReport::Create(rules::BuiltinRules());
+  auto report = rules::MakeConfiguredProfilerReport("", config.rules, config.rule_overrides);
   if (!report.ok()) return InvalidArgumentError(origin + ": " + report.status().message());
-  if (Status status = (*report)->ApplyParameterObject(config.rules, "rules"); !status.ok()) {
-    return InvalidArgumentError(origin + ": " + status.message());
-  }
-  for (const std::string& assignment : config.rule_overrides) {
-    if (Status status = (*report)->SetParameter(assignment); !status.ok()) {
-      return InvalidArgumentError(origin + ": " + status.message());
-    }
-  }
   return OkStatus();
 }
 
@@ -398,6 +389,14 @@ Status ApplyRunConfigFlags(RunConfig& config, std::vector<std::pair<std::string,
   return OkStatus();
 }
 
+StatusOr<RunConfig> ResolveRunConfig(const RunConfigLayers& layers) {
+  RunConfig config;
+  if (!layers.config_file.empty()) STEPSCOPE_RETURN_IF_ERROR(ApplyRunConfigFile(config, layers.config_file));
+  STEPSCOPE_RETURN_IF_ERROR(ApplyRunConfigEnvironment(config, layers.environment));
+  STEPSCOPE_RETURN_IF_ERROR(ApplyRunConfigFlags(config, layers.flag_values));
+  return config;
+}
+
 std::vector<DetailWindow> ResolvedDetailWindows(const RunConfig& config) {
   std::vector<DetailWindow> windows;
   for (const ConfiguredWindow& configured : config.detail) {
@@ -452,4 +451,4 @@ Status ValidateName(const std::string& what, const std::string& name) {
   return OkStatus();
 }
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

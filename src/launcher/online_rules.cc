@@ -1,11 +1,11 @@
-#include "cli/online_rules.h"
+#include "launcher/online_rules.h"
 
 #include <exception>
 
 #include "analysis/run_loader.h"
-#include "cli/rules_command.h"
+#include "rules/configured_profiler_report.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 OnlineRules::OnlineRules(std::string job_dir, std::unique_ptr<rules::ProfilerReport> report, Loader loader, Log log,
                          WaitClock* clock)
@@ -87,7 +87,7 @@ void OnlineRules::Pass(bool final_pass) {
 
 std::unique_ptr<OnlineRules> StartOnlineRules(const std::string& job_dir, const nlohmann::json& section,
                                               const std::vector<std::string>& overrides, OnlineRules::Log log) {
-  auto report = MakeConfiguredProfilerReport("", section, overrides);
+  auto report = rules::MakeConfiguredProfilerReport("", section, overrides);
   if (!report.ok()) {
     if (log) log("rules: online evaluation is off: " + report.status().message());
     return nullptr;
@@ -100,4 +100,4 @@ std::unique_ptr<OnlineRules> StartOnlineRules(const std::string& job_dir, const 
   return online;
 }
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

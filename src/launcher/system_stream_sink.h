@@ -14,7 +14,7 @@
 #include "sampler/metric_source.h"
 #include "store/stream_writer.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 class SystemStreamSink : public SampleSink {
  public:
@@ -49,4 +49,4 @@ class SystemStreamSink : public SampleSink {
   bool log_write_failing_ = false;
 };
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

@@ -1,11 +1,11 @@
-#include "cli/run_directory_claim.h"
+#include "launcher/run_directory_claim.h"
 
 #include <gtest/gtest.h>
 
 #include "base/file_system.h"
 #include "base/test/temp_directory.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
 std::string ManifestOf(const std::string& job) { return "{\"job\": \"" + job + "\"}\n"; }
@@ -68,4 +68,4 @@ TEST(ClaimRunDirectory, AnUnwritableOutputDirectorySaysToChooseAnother) {
 }
 
 }  // namespace
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

@@ -1,6 +1,6 @@
 // The system stream counts each cause of a lost sample apart, as the recorder does (issue 12):
 // a log that cannot be written (a full disk) must not be blamed on full buffers.
-#include "cli/system_stream_sink.h"
+#include "launcher/system_stream_sink.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -11,7 +11,7 @@
 #include "base/test/temp_directory.h"
 #include "store/stream_reader.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
 // Samples enough to fill the system ring (8 blocks of 64 KiB, 24 bytes a record) many times.
@@ -92,4 +92,4 @@ TEST(SystemStreamSink, AWritableLogTakesEveryBlockAndNothingIsDropped) {
 }
 
 }  // namespace
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

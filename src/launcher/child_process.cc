@@ -1,4 +1,4 @@
-#include "cli/child_process.h"
+#include "launcher/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 
 extern char** environ;
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
 volatile sig_atomic_t g_forward_to_pid = 0;
@@ -133,4 +133,4 @@ ChildExit ChildProcess::Wait() {
   return result;
 }
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

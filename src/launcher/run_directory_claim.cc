@@ -1,8 +1,8 @@
-#include "cli/run_directory_claim.h"
+#include "launcher/run_directory_claim.h"
 
 #include "base/file_system.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
 // How many suffixes a default job name tries: far more launchers of one script than start
@@ -35,4 +35,4 @@ StatusOr<RunDirectoryClaim> ClaimRunDirectory(const RunDirectoryRequest& request
                               " numbered variants of it already hold runs; pass --job NAME or --out DIR");
 }
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

@@ -17,7 +17,7 @@
 
 #include "base/status.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 struct RunDirectoryClaim {
   std::string job;       // the job name in use: the one asked for, or the default one with a suffix
@@ -35,4 +35,4 @@ struct RunDirectoryRequest {
 StatusOr<RunDirectoryClaim> ClaimRunDirectory(const RunDirectoryRequest& request,
                                               const std::function<std::string(const std::string& job)>& manifest_for_job);
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

@@ -9,7 +9,7 @@
 
 #include "base/status.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 struct ChildExit {
   bool signaled = false;
@@ -51,4 +51,4 @@ void InstallSignalForwarding();
 // "SIGKILL" for 9, "signal 42" when unnamed.
 std::string SignalName(int signal);
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

@@ -16,7 +16,7 @@
 
 #include "base/status.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 // The folder holding the `stepscope` package this command came with (installed beside it by
 // pip or `cmake --install`, or in the build tree), found from /proc/self/exe; "" when neither
@@ -31,4 +31,4 @@ StatusOr<std::string> WritePythonStartup(const std::string& node_dir, const std:
 // PYTHONPATH for the child: `startup_dir` followed by the current PYTHONPATH, if any.
 std::string ChildPythonPath(const std::string& startup_dir, const char* current_python_path);
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

@@ -1,4 +1,4 @@
-#include "cli/python_startup.h"
+#include "launcher/python_startup.h"
 
 #include <unistd.h>
 
@@ -16,10 +16,10 @@
 #define STEPSCOPE_PYTHON_PACKAGE_FROM_BUILD_CLI ""
 #endif
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
-constexpr const char kSiteCustomize[] = R"PY(# Written by `stepscope run` for this job; see src/cli/python_startup.h.
+constexpr const char kSiteCustomize[] = R"PY(# Written by `stepscope run` for this job; see src/launcher/python_startup.h.
 import os
 import sys
 
@@ -137,4 +137,4 @@ std::string ChildPythonPath(const std::string& startup_dir, const char* current_
   return startup_dir + ":" + current_python_path;
 }
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

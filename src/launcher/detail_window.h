@@ -28,7 +28,7 @@
 
 #include "base/status.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 enum class DetailKind { kOperators, kPython, kDataloader };
 enum class PythonProfiler { kCProfile, kSampling };
@@ -85,4 +85,4 @@ std::vector<DetailWindow> DefaultDetailWindows();
 // For people: "python steps 9-11 (TRAIN, cprofile, timer cycle)".
 std::string DescribeDetailWindow(const DetailWindow& window);
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

@@ -1,8 +1,8 @@
-#include "cli/detail_window.h"
+#include "launcher/detail_window.h"
 
 #include <gtest/gtest.h>
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
 nlohmann::json Parse(const char* text) { return nlohmann::json::parse(text); }
@@ -131,4 +131,4 @@ TEST(DetailWindow, NormalisedJsonReadsBackToTheSameWindow) {
 }
 
 }  // namespace
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

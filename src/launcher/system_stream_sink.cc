@@ -1,11 +1,11 @@
-#include "cli/system_stream_sink.h"
+#include "launcher/system_stream_sink.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 constexpr uint64_t kCalibrationIntervalNs = 10'000'000'000;  // a (ticks, ns) pair every 10 s
 }
@@ -97,4 +97,4 @@ Status SystemStreamSink::Finish() {
   return stream_->AppendStats(stats);
 }
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

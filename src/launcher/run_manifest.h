@@ -12,10 +12,10 @@
 
 #include "base/clock.h"
 #include "base/status.h"
-#include "cli/child_process.h"
-#include "cli/run_config.h"
+#include "launcher/child_process.h"
+#include "launcher/run_config.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 inline constexpr int kManifestSchemaVersion = 1;
 
@@ -38,4 +38,4 @@ void RecordChildEnded(nlohmann::json& manifest, const ChildExit& exit, int64_t e
 std::string ManifestText(const nlohmann::json& manifest);
 Status WriteManifest(const std::string& node_dir, const nlohmann::json& manifest);
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

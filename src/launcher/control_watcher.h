@@ -1,6 +1,6 @@
-// The launcher's side of live changes (`stepscope ctl`, ctl_command.h): a thread that looks at
-// <node>/control/ about once a second, applies each new control file's interval_ns to the
-// system sampler and reports every control file it handled, for the manifest's `control` list:
+// The launcher's side of live changes (`stepscope ctl`, files of control_file.h): a thread that
+// looks at <node>/control/ about once a second, applies each new control file's interval_ns to
+// the system sampler and reports every control file it handled, for the manifest's `control` list:
 //
 //   {"sequence": int, "time_ns": int (when ctl wrote it), "applied_at_ns": int (Unix-epoch ns),
 //    "changes": {"interval_ns"?: int, "previous_interval_ns"?: int,
@@ -31,7 +31,7 @@
 #include "base/status.h"
 #include "base/wait_clock.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 
 class ControlWatcher {
  public:
@@ -83,4 +83,4 @@ class ControlWatcher {
   std::thread thread_;
 };
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

@@ -1,4 +1,4 @@
-#include "cli/control_watcher.h"
+#include "launcher/control_watcher.h"
 
 #include <sys/stat.h>
 
@@ -9,11 +9,11 @@
 
 #include "base/duration.h"
 #include "base/file_system.h"
-#include "cli/ctl_command.h"
-#include "cli/detail_window.h"
-#include "cli/run_config.h"
+#include "launcher/control_file.h"
+#include "launcher/detail_window.h"
+#include "launcher/run_config.h"
 
-namespace stepscope::cli {
+namespace stepscope::launcher {
 namespace {
 
 // Coarse file systems (NFS, some FUSE) keep whole-second mtimes: a file created within the
@@ -143,4 +143,4 @@ nlohmann::json ControlWatcher::Apply(int64_t sequence, const std::string& path) 
   return entry;
 }
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::launcher

@@ -12,9 +12,9 @@
 #include "base/clock.h"
 #include "base/duration.h"
 #include "base/file_system.h"
-#include "base/json_fields.h"
 #include "launcher/run_config.h"
 #include "store/run_directory.h"
+#include "store/run_manifest.h"
 
 namespace stepscope::cli {
 namespace {
@@ -103,22 +103,18 @@ StatusOr<std::vector<std::string>> FindControlTargets(const std::string& run, co
 }
 
 std::string WhyNotRunning(const std::string& node_dir) {
-  auto text = ReadRegularFile(node_dir + "/manifest.json", Symlinks::kRefuse, store::kMaxManifestBytes);
-  if (!text.ok()) return "its manifest cannot be read (" + text.status().message() + ")";
-  auto manifest = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!manifest.is_object()) return "its manifest is not valid JSON";
-  const std::string status = JsonString(manifest, "status", "unknown");
+  auto manifest = store::ReadRunManifest(node_dir);
+  if (!manifest.ok()) return "its manifest cannot be read (" + manifest.status().message() + ")";
+  const store::ManifestStatus status = manifest->status;
   // "starting": the launcher is about to start the job and its watcher will read the file.
-  if (status != "running" && status != "starting") {
-    const std::string ended = JsonString(manifest, "ended", "");
-    return "the job already ended (" + (ended.empty() ? status : ended) + ")";
+  if (status != store::ManifestStatus::kRunning && status != store::ManifestStatus::kStarting) {
+    return "the job already ended (" +
+           (manifest->ended.empty() ? std::string(store::ManifestStatusName(status)) : manifest->ended) + ")";
   }
   // A launcher killed with SIGKILL leaves "running" behind; when it ran on this host, ask the
   // kernel. On another host (a shared run directory) its pid means nothing here.
-  const nlohmann::json hosts = JsonArray(manifest, "hosts");
-  const nlohmann::json pids = JsonObject(manifest, "pids");
-  const int64_t launcher = JsonInt(pids, "launcher", 0);
-  if (launcher > 0 && !hosts.empty() && hosts[0].is_string() && hosts[0].get<std::string>() == HostName() &&
+  const int launcher = manifest->launcher_pid;
+  if (launcher > 0 && !manifest->hosts.empty() && manifest->hosts[0] == HostName() &&
       kill(static_cast<pid_t>(launcher), 0) != 0 && errno == ESRCH) {
     return "its launcher (pid " + std::to_string(launcher) + ") is gone, so the run ended without finishing";
   }

@@ -15,6 +15,7 @@
 #include "launcher/python_startup.h"
 #include "launcher/run_directory_claim.h"
 #include "launcher/run_manifest.h"
+#include "store/run_manifest.h"
 #include "launcher/system_stream_sink.h"
 #include "platform/cupti/cupti_probe.h"
 #include "platform/linux/host_constants.h"
@@ -102,41 +103,43 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   GpuCapability gpu = DescribeGpuCapability(nvml);
   CuptiCapability cupti = ProbeCupti();
   PerfCounterCapability perf = ProbePerfCounters();
-  nlohmann::json capabilities = {
-      {"gpu", {{"available", gpu.available}, {"reason", gpu.reason}, {"driver_version", gpu.driver_version},
-               {"gpus", gpu.gpu_names}}},
-      {"nvml", {{"available", nvml.ok()}, {"reason", nvml.ok() ? "" : nvml.status().message()}}},
-      {"cupti", {{"library_found", cupti.library_found}, {"library", cupti.library}, {"version", cupti.version},
-                 {"usable", cupti.library_found && gpu.available},
-                 {"reason", !cupti.reason.empty() ? cupti.reason : (gpu.available ? "" : "no GPU to trace")}}},
-      {"perf_counters", {{"available", perf.available}, {"paranoid", perf.paranoid_level}, {"reason", perf.reason}}},
-      {"tick_clock", CurrentTickSource() == TickSource::kTsc ? "tsc" : "monotonic_ns"},
-  };
+  store::ManifestCapabilities capabilities;
+  capabilities.gpu_available = gpu.available;
+  capabilities.gpu_reason = gpu.reason;
+  capabilities.gpu_driver_version = gpu.driver_version;
+  capabilities.gpus = gpu.gpu_names;
+  capabilities.nvml_available = nvml.ok();
+  capabilities.nvml_reason = nvml.ok() ? "" : nvml.status().message();
+  capabilities.cupti_library_found = cupti.library_found;
+  capabilities.cupti_library = cupti.library;
+  capabilities.cupti_version = cupti.version;
+  capabilities.cupti_usable = cupti.library_found && gpu.available;
+  capabilities.cupti_reason = !cupti.reason.empty() ? cupti.reason : (gpu.available ? "" : "no GPU to trace");
+  capabilities.perf_counters_available = perf.available;
+  capabilities.perf_paranoid = perf.paranoid_level;
+  capabilities.perf_reason = perf.reason;
+  capabilities.tick_clock = CurrentTickSource() == TickSource::kTsc ? "tsc" : "monotonic_ns";
 
   const nlohmann::json versions = Versions();
   auto start_manifest = [&](const std::string& job_name) {
     ManifestStart start{job_name, node, host, command, &config, anchor, realtime_anchor_ns, capabilities,
                         versions};
-    nlohmann::json manifest = StartManifest(start);
-    const nlohmann::json config_entries = RunConfigManifestEntries(config);
-    for (const auto& [key, entry] : config_entries.items()) manifest["config"][key] = entry;
-    manifest["control"] = nlohmann::json::array();  // control files applied (control_watcher.h)
-    return manifest;
+    return StartManifest(start);
   };
   // The node directory becomes this launcher's with its first manifest; another launcher's
   // (the same default job name in the same second, or the same --job) is never written.
   auto claim = ClaimRunDirectory({config.out, job_or_default, node, config.job.empty()},
-                                 [&](const std::string& job_name) { return ManifestText(start_manifest(job_name)); });
+                                 [&](const std::string& job_name) { return store::ManifestText(start_manifest(job_name)); });
   if (!claim.ok()) return PrintError(claim.status().message()), kExitSetup;
   const std::string& job = claim->job;
   const std::string node_dir = AbsolutePath(claim->node_dir);
   const std::string run_dir = AbsolutePath(config.out + "/" + job);
-  nlohmann::json manifest = start_manifest(job);
+  store::RunManifest manifest = start_manifest(job);
 
   nlohmann::json system_meta = {{"kind", "system"}, {"pid", static_cast<int64_t>(getpid())},
                                 {"ppid", static_cast<int64_t>(getppid())},
                                 {"format_version", store::kFormatVersion},
-                                {"tick_source", capabilities["tick_clock"]},
+                                {"tick_source", capabilities.tick_clock},
                                 {"ticks_per_ns", MeasureTicksPerNs(2'000'000)},
                                 {"clock_anchor", {{"monotonic_ns", anchor.monotonic_ns}, {"realtime_ns", realtime_anchor_ns}}},
                                 {"interval_ns", config.interval_ns}};
@@ -169,8 +172,8 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   auto child = ChildProcess::Spawn(command, child_environment);
   if (!child.ok()) {
     PrintError(child.status().message());
-    manifest["status"] = "failed-to-start";
-    manifest["ended"] = child.status().message();
+    manifest.status = store::ManifestStatus::kFailedToStart;
+    manifest.ended = child.status().message();
     (void)WriteManifest(node_dir, manifest);
     return kExitCannotExecute;
   }
@@ -197,7 +200,7 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   ControlWatcher control_watcher(
       node_dir, config.interval_ns, [&sampler](int64_t interval_ns) { return sampler.SetInterval(interval_ns); },
       [&manifest, &node_dir](const nlohmann::json& entry) {
-        manifest["control"].push_back(entry);
+        manifest.control.push_back(store::ManifestControlFromJson(entry));
         if (Status status = WriteManifest(node_dir, manifest); !status.ok()) PrintError(status.message());
       });
   if (Status status = control_watcher.Start(); !status.ok()) PrintError("`stepscope ctl` is off: " + status.message());
@@ -219,7 +222,8 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   // Fold every finished process's ring into its log so the run is compact at rest.
   std::vector<std::string> still_running;
   if (auto streams = store::ListStreams(node_dir); streams.ok()) {
-    manifest["streams"] = *streams;  // readers then call a missing one lost, not absent
+    manifest.streams_listed = true;  // readers then call a missing one lost, not absent
+    manifest.streams = *streams;
     for (const std::string& name : *streams) {
       Status compacted = store::CompactStream(node_dir, name);
       if (compacted.code() == StatusCode::kUnavailable) still_running.push_back(name);
@@ -228,12 +232,14 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   }
   SamplerStats sampler_stats = sampler.Stats();
   RecordChildEnded(manifest, exit, end_realtime_ns);
-  manifest["sampler"] = {{"polls", sampler_stats.polls}, {"missed_polls", sampler_stats.missed_polls},
-                         {"final_interval_ns", sampler.interval_ns()},
-                         {"samples_written", samples_written},
-                         {"samples_dropped", samples_dropped},
-                         {"cpu_ns", sampler_stats.thread_cpu_ns}};
-  if (!still_running.empty()) manifest["streams_still_written"] = still_running;
+  manifest.sampler = {true,
+                      sampler_stats.polls,
+                      sampler_stats.missed_polls,
+                      samples_written,
+                      samples_dropped,
+                      static_cast<uint64_t>(sampler_stats.thread_cpu_ns),
+                      sampler.interval_ns()};
+  manifest.streams_still_written = still_running;
   if (Status status = WriteManifest(node_dir, manifest); !status.ok()) PrintError(status.message());
   // Last, on the final data: the files then equal `stepscope rules <job>`.
   if (online_rules) online_rules->Finish();

@@ -1,7 +1,8 @@
-// The node manifest (<root>/<job>/<node>/manifest.json) written by `stepscope run`: what was
-// run, where, with which configuration and capabilities, and how it ended. It is rewritten
-// atomically at start (status "running"), once the child runs, and at the end. Its fields are
-// documented in docs/formats.md.
+// What the launcher writes into the node manifest (<root>/<job>/<node>/manifest.json), in the
+// manifest's one type (store/run_manifest.h, which also writes and reads it): what was run,
+// where, with which configuration and capabilities, and how it ended. It is rewritten
+// atomically at start (status "starting"), once the child runs, after each control file and at
+// the end. Its fields are documented in docs/formats.md.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +15,9 @@
 #include "base/status.h"
 #include "launcher/child_process.h"
 #include "launcher/run_config.h"
+#include "store/run_manifest.h"
 
 namespace stepscope::launcher {
-
-inline constexpr int kManifestSchemaVersion = 1;
 
 struct ManifestStart {
   std::string job;
@@ -27,15 +27,13 @@ struct ManifestStart {
   const RunConfig* config = nullptr;
   ClockPair clock_anchor;
   int64_t realtime_anchor_ns = 0;
-  nlohmann::json capabilities;
+  store::ManifestCapabilities capabilities;
   nlohmann::json versions;
 };
 
-nlohmann::json StartManifest(const ManifestStart& start);
-void RecordChildStarted(nlohmann::json& manifest, int launcher_pid, int job_pid);
-void RecordChildEnded(nlohmann::json& manifest, const ChildExit& exit, int64_t end_realtime_ns);
-// The manifest as written to manifest.json.
-std::string ManifestText(const nlohmann::json& manifest);
-Status WriteManifest(const std::string& node_dir, const nlohmann::json& manifest);
+store::RunManifest StartManifest(const ManifestStart& start);
+void RecordChildStarted(store::RunManifest& manifest, int launcher_pid, int job_pid);
+void RecordChildEnded(store::RunManifest& manifest, const ChildExit& exit, int64_t end_realtime_ns);
+Status WriteManifest(const std::string& node_dir, const store::RunManifest& manifest);
 
 }  // namespace stepscope::launcher

@@ -93,7 +93,7 @@ nlohmann::json CapabilitiesToJson(const ManifestCapabilities& c) {
   };
 }
 
-ManifestControl ControlFromJson(const nlohmann::json& json) {
+ManifestControl ControlFromJsonImpl(const nlohmann::json& json) {
   ManifestControl control;
   control.sequence = JsonInt(json, "sequence", -1);
   control.time_ns = JsonInt(json, "time_ns", 0);
@@ -121,6 +121,8 @@ nlohmann::json ControlToJson(const ManifestControl& control) {
 }
 
 }  // namespace
+
+ManifestControl ManifestControlFromJson(const nlohmann::json& entry) { return ControlFromJsonImpl(entry); }
 
 const char* ManifestStatusName(ManifestStatus status) {
   for (const StatusName& entry : kStatusNames) {
@@ -254,7 +256,7 @@ StatusOr<RunManifest> ParseRunManifest(std::string_view text, const std::string&
     m.sampler.final_interval_ns = JsonInt(*sampler, "final_interval_ns", 0);
   }
   for (const nlohmann::json& entry : JsonArray(json, "control")) {
-    if (entry.is_object()) m.control.push_back(ControlFromJson(entry));
+    if (entry.is_object()) m.control.push_back(ControlFromJsonImpl(entry));
   }
   m.instance_type = JsonString(json, "instance_type");
   m.instance_count = ClampedInt32(json, "instance_count");

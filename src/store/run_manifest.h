@@ -124,6 +124,9 @@ struct RunManifest {
   int64_t IntervalAt(int64_t time_ns) const;
 };
 
+// A control entry as the launcher's control watcher records it (launcher/control_watcher.h).
+ManifestControl ManifestControlFromJson(const nlohmann::json& entry);
+
 // The manifest as written to manifest.json (invalid UTF-8 in the user's command replaced).
 std::string ManifestText(const RunManifest& manifest);
 nlohmann::json ManifestToJson(const RunManifest& manifest);

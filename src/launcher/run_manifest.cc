@@ -43,7 +43,9 @@ store::RunManifest StartManifest(const ManifestStart& start) {
     manifest.instance_count = c.instance_count;
     config["instance_count"] = {{"value", c.instance_count}, {"from", source_of("instance_count")}};
   }
-  for (const auto& [key, entry] : RunConfigManifestEntries(c).items()) config[key] = entry;
+  // Named first: items() of a temporary would outlive it (the range-for keeps only the proxy).
+  const nlohmann::json entries = RunConfigManifestEntries(c);
+  for (const auto& [key, entry] : entries.items()) config[key] = entry;
   manifest.config = std::move(config);
   return manifest;
 }

@@ -12,9 +12,9 @@ target_link_libraries(make_synthetic_run PRIVATE stepscope_synthetic_run)
 
 add_executable(analysis_benchmark ${CMAKE_CURRENT_LIST_DIR}/analysis_benchmark.cc)
 target_link_libraries(analysis_benchmark PRIVATE stepscope_synthetic_run stepscope::rules stepscope::analysis
-  stepscope::store PkgConfig::ZSTD)
+  stepscope::importer_sagemaker stepscope::store PkgConfig::ZSTD)
 
 # A small run (2 min, 4 cores, 2 GPUs) loaded both ways: exact counts.
 stepscope_add_unittest(synthetic_run_unittests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/synthetic_run_unittest.cc
-  LIBS stepscope_synthetic_run stepscope::analysis)
+  LIBS stepscope_synthetic_run stepscope::analysis stepscope::importer_sagemaker)

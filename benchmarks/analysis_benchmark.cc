@@ -37,9 +37,9 @@
 #include <vector>
 
 #include "analysis/model.h"
-#include "analysis/sagemaker_importer.h"
 #include "analysis/stepscope_loader.h"
 #include "base/file_system.h"
+#include "importers/sagemaker/sagemaker_importer.h"
 #include "rules/builtin_rules.h"
 #include "rules/profiler_report.h"
 #include "store/block_codec.h"

@@ -29,8 +29,8 @@
 
 #include <simdjson.h>
 
-#include "analysis/kineto_importer.h"
-#include "analysis/trace_bytes.h"
+#include "importers/common/trace_bytes.h"
+#include "importers/kineto/kineto_importer.h"
 
 namespace stepscope {
 namespace {

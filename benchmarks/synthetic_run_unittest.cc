@@ -8,9 +8,9 @@
 #include <string>
 
 #include "analysis/model.h"
-#include "analysis/sagemaker_importer.h"
 #include "analysis/stepscope_loader.h"
 #include "base/file_system.h"
+#include "importers/sagemaker/sagemaker_importer.h"
 
 namespace stepscope::benchmarks {
 namespace {

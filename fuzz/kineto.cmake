@@ -8,11 +8,11 @@ set(_kineto_replay_seeds ${STEPSCOPE_FIXTURES_DIR}/kineto/triton_example_triton_
     ${STEPSCOPE_FIXTURES_DIR}/kineto/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz
     ${PROJECT_SOURCE_DIR}/tests/data/kineto/legacy_torch113.json
     ${PROJECT_SOURCE_DIR}/tests/data/kineto/torch2_cpu_mlp.pt.trace.json.gz)
-stepscope_add_fuzzer(kineto_importer_fuzzer SOURCES kineto_importer_fuzzer.cc LIBS stepscope::analysis
+stepscope_add_fuzzer(kineto_importer_fuzzer SOURCES kineto_importer_fuzzer.cc LIBS stepscope::importer_kineto
   SEEDS ${_kineto_replay_seeds})
 
 # The converter of operators detail windows' traces (kineto_window_converter.h): same seeds.
-stepscope_add_fuzzer(kineto_window_fuzzer SOURCES kineto_window_fuzzer.cc LIBS stepscope::analysis
+stepscope_add_fuzzer(kineto_window_fuzzer SOURCES kineto_window_fuzzer.cc LIBS stepscope::importer_kineto
   SEEDS ${_kineto_replay_seeds})
 if(NOT STEPSCOPE_BUILD_FUZZERS)
   return()

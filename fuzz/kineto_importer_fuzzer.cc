@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/kineto_importer.h"
+#include "importers/kineto/kineto_importer.h"
 
 #define FUZZ_CHECK(condition)                                                               \
   do {                                                                                      \

@@ -1,7 +1,8 @@
 // libFuzzer target: bytes -> ConvertKinetoWindow (the trace an operators detail window saves is
-// read back by stepscope's own C++, src/analysis/kineto_window_converter.h). Each input is tried
-// as a whole trace and wrapped as the body of {"traceEvents": [ ... ]}, as kineto_importer_fuzzer
-// does, so mutated events reach the converter without rebuilding the envelope.
+// read back by stepscope's own C++, src/importers/kineto/kineto_window_converter.h). Each input is
+// tried as a whole trace and wrapped as the body of {"traceEvents": [ ... ]}, as
+// kineto_importer_fuzzer does, so mutated events reach the converter without rebuilding the
+// envelope.
 //
 // Besides "no crash, no ASan/UBSan report" it traps when a property the document's readers rely
 // on fails:
@@ -17,8 +18,8 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/kineto_window_converter.h"
-#include "analysis/kineto_window_writer.h"
+#include "importers/kineto/kineto_window_converter.h"
+#include "importers/kineto/kineto_window_writer.h"
 
 #define FUZZ_CHECK(condition)                                                               \
   do {                                                                                      \

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "analysis/sagemaker_system_reader.h"
-#include "analysis/sagemaker_trace_reader.h"
+#include "importers/sagemaker/sagemaker_system_reader.h"
+#include "importers/sagemaker/sagemaker_trace_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

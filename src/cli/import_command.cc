@@ -6,10 +6,10 @@
 #include <ctime>
 #include <filesystem>
 
-#include "analysis/kineto_importer.h"
 #include "analysis/model_file.h"
-#include "analysis/sagemaker_importer.h"
 #include "base/file_system.h"
+#include "importers/kineto/kineto_importer.h"
+#include "importers/sagemaker/sagemaker_importer.h"
 
 namespace stepscope::cli {
 namespace {

@@ -16,7 +16,7 @@ stepscope_add_unittest(step_outlier_exactness_unittests
 
 stepscope_add_unittest(framework_rules_unittests
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/framework_rules_unittest.cc
-  LIBS stepscope::rules)
+  LIBS stepscope::rules stepscope::importer_sagemaker)
 if(TARGET framework_rules_unittests)
   target_compile_definitions(framework_rules_unittests PRIVATE
     STEPSCOPE_FIXTURES_DIR="${STEPSCOPE_FIXTURES_DIR}")

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/sagemaker_importer.h"
+#include "importers/sagemaker/sagemaker_importer.h"
 #include "rules/builtin_rules.h"
 
 namespace stepscope::rules {

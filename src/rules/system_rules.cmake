@@ -14,7 +14,7 @@ target_sources(stepscope_rules PRIVATE
 
 stepscope_add_unittest(system_rules_unittests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/system_rules_unittest.cc ${CMAKE_CURRENT_LIST_DIR}/bottleneck_rules_unittest.cc
-  LIBS stepscope::rules)
+  LIBS stepscope::rules stepscope::importer_sagemaker)
 if(TARGET system_rules_unittests)
   target_compile_definitions(system_rules_unittests PRIVATE
     STEPSCOPE_FIXTURES_DIR="${STEPSCOPE_FIXTURES_DIR}")

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/model.h"
-#include "analysis/sagemaker_importer.h"
+#include "importers/sagemaker/sagemaker_importer.h"
 #include "rules/builtin_rules.h"
 #include "rules/rule.h"
 #include "rules/profiler_report.h"

@@ -80,6 +80,47 @@ def test_a_link_against_the_direction_or_unused_is_caught(tmp_path):
     ]
 
 
+def importers_tree(root):
+    """The small tree plus importers/{common,kineto}, each folder its own target over analysis."""
+    small_tree(root)
+    write(root, "src/importers/CMakeLists.txt", "add_subdirectory(common)\nadd_subdirectory(kineto)\n")
+    write(root, "src/importers/common/CMakeLists.txt", """
+        add_library(stepscope_importer_common STATIC gzip_text.cc)
+        add_library(stepscope::importer_common ALIAS stepscope_importer_common)
+        target_link_libraries(stepscope_importer_common PUBLIC stepscope::base)
+    """)
+    write(root, "src/importers/common/gzip_text.cc", '#include "importers/common/gzip_text.h"\n#include "base/status.h"\n')
+    write(root, "src/importers/kineto/CMakeLists.txt", """
+        add_library(stepscope_importer_kineto STATIC kineto_importer.cc)
+        add_library(stepscope::importer_kineto ALIAS stepscope_importer_kineto)
+        target_link_libraries(stepscope_importer_kineto
+          PUBLIC stepscope::analysis stepscope::base PRIVATE stepscope::importer_common)
+    """)
+    write(root, "src/importers/kineto/kineto_importer.cc",
+          '#include "importers/kineto/kineto_importer.h"\n#include "analysis/model.h"\n'
+          '#include "importers/common/gzip_text.h"\n')
+
+
+def test_the_importer_folders_are_one_component_above_analysis(tmp_path):
+    importers_tree(str(tmp_path))
+    assert check_dependencies.violations(str(tmp_path)) == []
+
+
+def test_analysis_reaching_into_an_importer_is_caught(tmp_path):
+    importers_tree(str(tmp_path))
+    write(str(tmp_path), "src/analysis/run_loader.cc", '#include "importers/kineto/kineto_importer.h"\n')
+    write(str(tmp_path), "src/analysis/CMakeLists.txt", """
+        add_library(stepscope_analysis STATIC model.cc run_loader.cc)
+        add_library(stepscope::analysis ALIAS stepscope_analysis)
+        target_link_libraries(stepscope_analysis
+          PUBLIC stepscope::base stepscope::store PRIVATE stepscope::importer_kineto)
+    """)
+    assert check_dependencies.violations(str(tmp_path)) == [
+        "src/analysis/run_loader.cc: analysis includes importers, against STYLE.md's dependency direction",
+        "analysis: target_link_libraries(stepscope_analysis ...) links importers, "
+        "against STYLE.md's dependency direction",
+    ]
+
 def launcher_tree(root):
     """The small tree plus a launcher over store and a command line over the launcher."""
     small_tree(root)

@@ -22,10 +22,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "analysis/sagemaker_importer.h"
 #include "analysis/test_run_writer.h"
 #include "base/file_system.h"
 #include "cli/report_command.h"
+#include "importers/sagemaker/sagemaker_importer.h"
 #include "report/report_model.h"
 
 namespace stepscope {

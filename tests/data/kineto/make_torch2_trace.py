@@ -1,6 +1,6 @@
 """Writes torch2_cpu_mlp.pt.trace.json.gz and torch2_cpu_mlp.expected.json, the torch 2.x trace
-that src/analysis/kineto_window_converter_unittest.cc converts and checks against torch's own
-reading of the same profile.
+that src/importers/kineto/kineto_window_converter_unittest.cc converts and checks against torch's
+own reading of the same profile.
 
 Run with the torch 2.x lane's interpreter from this directory (the files are committed; rerun
 only to refresh them for a new torch):

@@ -1,4 +1,4 @@
-#include "analysis/sagemaker_importer.h"
+#include "importers/sagemaker/sagemaker_importer.h"
 
 #include <algorithm>
 #include <charconv>
@@ -9,8 +9,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "analysis/sagemaker_system_reader.h"
 #include "base/file_system.h"
+#include "importers/sagemaker/sagemaker_system_reader.h"
 
 namespace stepscope::analysis {
 namespace {

@@ -1,4 +1,4 @@
-#include "analysis/gzip_text.h"
+#include "importers/common/gzip_text.h"
 
 #include <zlib.h>
 

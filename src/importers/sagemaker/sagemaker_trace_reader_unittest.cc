@@ -1,13 +1,13 @@
 // Expected results of shared/FORMATS.md §1 on tests/fixtures/sagemaker (framework traces),
 // plus the pairing and error rules on small inline traces.
-#include "analysis/sagemaker_trace_reader.h"
+#include "importers/sagemaker/sagemaker_trace_reader.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <tuple>
 
-#include "analysis/sagemaker_importer.h"
+#include "importers/sagemaker/sagemaker_importer.h"
 
 namespace stepscope::analysis {
 namespace {

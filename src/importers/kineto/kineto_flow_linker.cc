@@ -1,4 +1,4 @@
-#include "analysis/kineto_flow_linker.h"
+#include "importers/kineto/kineto_flow_linker.h"
 
 #include <algorithm>
 #include <unordered_map>

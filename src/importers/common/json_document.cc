@@ -1,4 +1,4 @@
-#include "analysis/json_document.h"
+#include "importers/common/json_document.h"
 
 #include <cstdint>
 

@@ -1,11 +1,11 @@
 // Expected results of shared/FORMATS.md §1 on tests/fixtures/sagemaker (system metrics).
-#include "analysis/sagemaker_system_reader.h"
+#include "importers/sagemaker/sagemaker_system_reader.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "analysis/sagemaker_importer.h"
+#include "importers/sagemaker/sagemaker_importer.h"
 
 namespace stepscope::analysis {
 namespace {

@@ -1,4 +1,4 @@
-#include "analysis/sagemaker_trace_reader.h"
+#include "importers/sagemaker/sagemaker_trace_reader.h"
 
 #include <charconv>
 #include <cmath>
@@ -6,10 +6,10 @@
 #include <regex>
 #include <unordered_map>
 
-#include "analysis/gzip_text.h"
-#include "analysis/json_document.h"
 #include "base/file_system.h"
 #include "base/json_fields.h"
+#include "importers/common/gzip_text.h"
+#include "importers/common/json_document.h"
 
 namespace stepscope::analysis {
 namespace {

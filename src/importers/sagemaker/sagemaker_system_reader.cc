@@ -1,4 +1,4 @@
-#include "analysis/sagemaker_system_reader.h"
+#include "importers/sagemaker/sagemaker_system_reader.h"
 
 #include <cmath>
 #include <cstring>

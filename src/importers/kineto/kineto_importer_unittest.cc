@@ -1,4 +1,4 @@
-#include "analysis/kineto_importer.h"
+#include "importers/kineto/kineto_importer.h"
 
 #include <zlib.h>
 
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "analysis/kineto_time.h"
+#include "importers/kineto/kineto_time.h"
 
 namespace stepscope::analysis {
 namespace {

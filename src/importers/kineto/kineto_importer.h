@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/kineto_file_parser.h"
 #include "analysis/model.h"
 #include "base/status.h"
+#include "importers/kineto/kineto_file_parser.h"
 
 namespace stepscope::analysis {
 

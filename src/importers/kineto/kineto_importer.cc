@@ -1,11 +1,11 @@
-#include "analysis/kineto_importer.h"
+#include "importers/kineto/kineto_importer.h"
 
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/kineto_flow_linker.h"
-#include "analysis/trace_bytes.h"
+#include "importers/common/trace_bytes.h"
+#include "importers/kineto/kineto_flow_linker.h"
 
 namespace stepscope::analysis {
 namespace {

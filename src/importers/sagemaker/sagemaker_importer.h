@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "analysis/model.h"
-#include "analysis/sagemaker_trace_reader.h"
 #include "base/status.h"
+#include "importers/sagemaker/sagemaker_trace_reader.h"
 
 namespace stepscope::analysis {
 

@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <string>
 
-#include "analysis/kineto_window_converter.h"
 #include "base/status.h"
+#include "importers/kineto/kineto_window_converter.h"
 
 namespace stepscope::analysis {
 

@@ -1,4 +1,4 @@
-#include "analysis/kineto_window_converter.h"
+#include "importers/kineto/kineto_window_converter.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -15,10 +15,11 @@
 #include <tuple>
 
 #include "analysis/detail_operators.h"
-#include "analysis/gzip_text.h"
-#include "analysis/kineto_time.h"
-#include "analysis/kineto_window_writer.h"
+#include "analysis/detail_window_files.h"
 #include "base/file_system.h"
+#include "importers/common/gzip_text.h"
+#include "importers/kineto/kineto_time.h"
+#include "importers/kineto/kineto_window_writer.h"
 
 namespace stepscope::analysis {
 namespace {
@@ -439,7 +440,7 @@ TEST(KinetoWindowWriter, WritesTheTraceForPerfettoAndHtaAndTheDocument) {
   EXPECT_EQ(written->trace_bytes, static_cast<uint64_t>(LocalFileSystem().ReadFile(request.trace_path)->size()));
 
   // The document: the caller's members, the payload, finish_ns; readable by the run loader.
-  auto document_text = ReadZstdFile(request.document_path);
+  auto document_text = ReadDetailFile(request.document_path);
   ASSERT_TRUE(document_text.ok()) << document_text.status().message();
   const json document = json::parse(*document_text);
   EXPECT_EQ(document["kind"], "operators");

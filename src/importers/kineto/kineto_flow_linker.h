@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis/kineto_file_parser.h"
+#include "importers/kineto/kineto_file_parser.h"
 
 namespace stepscope::analysis {
 

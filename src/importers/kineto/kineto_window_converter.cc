@@ -1,12 +1,12 @@
-#include "analysis/kineto_window_converter.h"
+#include "importers/kineto/kineto_window_converter.h"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 
-#include "analysis/kineto_file_parser.h"
-#include "analysis/kineto_flow_linker.h"
 #include "analysis/model.h"
+#include "importers/kineto/kineto_file_parser.h"
+#include "importers/kineto/kineto_flow_linker.h"
 
 namespace stepscope::analysis {
 namespace {

@@ -1,9 +1,9 @@
-#include "analysis/kineto_file_parser.h"
+#include "importers/kineto/kineto_file_parser.h"
 
 #include <charconv>
 #include <cstring>
 
-#include "analysis/kineto_time.h"
+#include "importers/kineto/kineto_time.h"
 
 namespace stepscope::analysis {
 namespace {

@@ -1,5 +1,5 @@
 // ImportSageMaker on tests/fixtures/sagemaker: what lands in the model.
-#include "analysis/sagemaker_importer.h"
+#include "importers/sagemaker/sagemaker_importer.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "analysis/kineto_window_writer.h"
+#include "importers/kineto/kineto_window_writer.h"
 
 #include <unistd.h>
 #include <zstd.h>
@@ -7,8 +7,8 @@
 #include <chrono>
 #include <string_view>
 
-#include "analysis/gzip_text.h"
 #include "base/file_system.h"
+#include "importers/common/gzip_text.h"
 
 namespace stepscope::analysis {
 namespace {

@@ -1,4 +1,4 @@
-#include "analysis/trace_bytes.h"
+#include "importers/common/trace_bytes.h"
 
 #include <zlib.h>
 

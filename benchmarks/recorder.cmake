@@ -6,4 +6,5 @@ add_executable(recorder_benchmark ${CMAKE_CURRENT_LIST_DIR}/recorder_benchmark.c
 target_link_libraries(recorder_benchmark PRIVATE stepscope::recorder benchmark::benchmark)
 
 add_executable(store_size_benchmark ${CMAKE_CURRENT_LIST_DIR}/store_size_benchmark.cc)
-target_link_libraries(store_size_benchmark PRIVATE stepscope::recorder stepscope::store)
+# Reads the run back as every reader does (analysis/run_decoder.h) to count events and samples.
+target_link_libraries(store_size_benchmark PRIVATE stepscope::recorder stepscope::store stepscope::analysis)

@@ -26,7 +26,6 @@
 #include "cli/rules_command.h"
 #include "cli/run_info.h"
 #include "report/report_model.h"
-#include "store/run_reader.h"
 #ifdef STEPSCOPE_HAVE_REPORT_HTML
 #include "report/report_html.h"
 #endif

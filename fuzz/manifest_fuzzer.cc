@@ -1,5 +1,6 @@
-// libFuzzer target for the node manifest's readers: the run reader (src/store/run_reader.h,
-// which takes the clock anchor and the streams still written from it) and the stepscope loader
+// libFuzzer target for the node manifest's readers: its one reader (src/store/run_manifest.h),
+// whose clock anchor and status the run decoder (src/analysis/run_decoder.h) converts times and
+// tells the streams still written with, and the stepscope loader
 // (src/analysis/stepscope_loader.h, which takes the node's facts: instance, cores, GPUs,
 // status). A manifest is rewritten by the launcher while the job runs and can be cut by a
 // crash or edited by hand. The input is written as <job>/n1/manifest.json beside a valid,

@@ -1,14 +1,13 @@
 // libFuzzer target: bytes -> a node directory holding one stream's .log and/or .ring file (and
-// maybe a manifest.json) -> ReadStream, RunReader::Open with queries, and CompactStream followed
-// by a second read. The input layout is in fuzz_inputs.h; the flags byte chooses which files
-// exist, whether they are taken raw or built with valid checksums and header checks, and
-// whether to compact.
+// maybe a manifest.json) -> ReadStream, the run read as every reader reads it (the analysis
+// layer's run decoder, through ReadRecordedRun), and CompactStream followed by a second read.
+// The input layout is in fuzz_inputs.h; the flags byte chooses which files exist, whether they
+// are taken raw or built with valid checksums and header checks, and whether to compact.
 //
 // Properties checked (a failure traps):
 //   - ReadStream returns blocks with unique, increasing sequence numbers and valid records;
 //   - every problem ReadStream reports names the log or the ring file;
-//   - RunReader's events are sorted by start, reference valid streams, and every query answer
-//     is a subset of the events;
+//   - the run's events are sorted by start and reference valid streams and nodes;
 //   - compaction loses nothing: once CompactStream succeeded, reading the stream again gives
 //     at least as many records for every block sequence number as before.
 #include <fcntl.h>
@@ -23,9 +22,9 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/recorded_run.h"
 #include "fuzz_inputs.h"
 #include "fuzz_scratch.h"
-#include "store/run_reader.h"
 #include "store/stream_reader.h"
 
 namespace stepscope::fuzz {
@@ -55,25 +54,16 @@ std::map<uint64_t, size_t> RecordsPerSeq(const store::StreamContents& contents) 
 }
 
 void CheckRun() {
-  auto run = store::RunReader::Open(*g_dir);
+  auto run = analysis::ReadRecordedRun(*g_dir);
   if (!run.ok()) return;
   int64_t previous_start = INT64_MIN;
-  for (const store::Event& event : run->events()) {
+  for (const auto& [stream, event, args] : run->events()) {
     FUZZ_CHECK(event.start_ns >= previous_start);
     previous_start = event.start_ns;
-    FUZZ_CHECK(event.stream < run->streams().size());
+    FUZZ_CHECK(stream < run->streams().size());
+    FUZZ_CHECK(run->streams()[stream].node < run->nodes().size());
     (void)run->Name(event.name);
-    for (const store::EventArg& arg : run->Args(event)) (void)run->Name(arg.key);
-  }
-  store::EventQuery everything;
-  FUZZ_CHECK(run->Query(everything).size() == run->events().size());
-  if (!run->events().empty()) {
-    store::EventQuery window;
-    window.start_ns = run->events().front().start_ns;
-    window.end_ns = run->events().back().start_ns;
-    window.kinds = 1u << static_cast<uint32_t>(store::EventKind::kSpan);
-    window.tid = run->events().front().tid;
-    FUZZ_CHECK(run->Query(window).size() <= run->events().size());
+    for (const analysis::RecordedArg& arg : args) (void)run->Name(arg.key);
   }
 }
 

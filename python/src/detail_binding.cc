@@ -5,15 +5,13 @@
 #include <zstd.h>
 
 #include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "analysis/kineto_window_writer.h"
-#include "base/file_system.h"
+#include "analysis/detail_window_files.h"
 #include "base/status.h"
+#include "importers/kineto/kineto_window_writer.h"
 #include "name_cache.h"
 #include "recorder/recorder.h"
 #include "status_exception.h"
@@ -23,10 +21,6 @@ namespace py = pybind11;
 
 namespace stepscope::python {
 namespace {
-
-// A detail file is bounded by the writers' caps (docs/detail-windows.md); anything that inflates
-// past this is not one of ours, and must not exhaust the notebook's memory.
-constexpr size_t kMaxDecompressedBytes = size_t{1} << 30;
 
 Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
   while (!bytes.empty()) {
@@ -62,32 +56,6 @@ StatusOr<size_t> WriteZstdFile(const std::string& path, std::string_view data, i
     return status;
   }
   return size;
-}
-
-// Streaming decompression: works whether or not the frame header states the content size, and
-// stops at kMaxDecompressedBytes.
-StatusOr<std::string> ReadZstdFile(const std::string& path) {
-  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, ReadRegularFile(path, Symlinks::kRefuse));
-  std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
-  if (stream == nullptr) return InternalError("zstd cannot allocate a decompression stream");
-  std::string out;
-  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
-  size_t last = 1;
-  while (in.pos < in.size) {
-    size_t before = out.size();
-    out.resize(before + ZSTD_DStreamOutSize());
-    ZSTD_outBuffer chunk{out.data() + before, out.size() - before, 0};
-    last = ZSTD_decompressStream(stream.get(), &chunk, &in);
-    out.resize(before + chunk.pos);
-    if (ZSTD_isError(last)) {
-      return DataLossError("'" + path + "' is not a whole zstd file: " + ZSTD_getErrorName(last));
-    }
-    if (out.size() > kMaxDecompressedBytes) {
-      return DataLossError("'" + path + "' decompresses to more than 1 GiB; not a stepscope detail file");
-    }
-  }
-  if (last != 0) return DataLossError("'" + path + "' ends inside a zstd frame (truncated)");
-  return out;
 }
 
 // Records a whole span after the fact. A window's span is recorded when the window closes, as
@@ -166,14 +134,50 @@ void BindDetail(py::module_& module) {
       [](const std::string& path) {
         StatusOr<std::string> bytes = [&] {
           py::gil_scoped_release release;
-          return ReadZstdFile(path);
+          return analysis::ReadDetailFile(path);
         }();
         if (!bytes.ok()) ThrowStatus(bytes.status());
         return py::bytes(*bytes);
       },
       py::arg("path"),
-      "read_zstd_file(path) -> bytes: the decompressed contents of a zstd file (at most 1 GiB).\n"
-      "Raises OSError when it cannot be read, ValueError when it is not a whole zstd file.");
+      "read_zstd_file(path) -> bytes: the decompressed contents of a detail file (a zstd file, at most 1 GiB\n"
+      "inflated; src/analysis/detail_window_files.h). Raises OSError when it cannot be read, ValueError when\n"
+      "it is not a whole zstd file, is too large, or is a link, FIFO or device.");
+  module.attr("DETAIL_FORMAT_VERSION") = analysis::kDetailFormatVersion;
+  module.def(
+      "detail_window_file_name",
+      [](const std::string& kind, int64_t pid, int64_t window) {
+        return analysis::DetailWindowFileName(kind, pid, window);
+      },
+      py::arg("kind"), py::arg("pid"), py::arg("window"),
+      "detail_window_file_name(kind, pid, window) -> str: the name of a window's document in <node>/detail,\n"
+      "'<kind>-<pid>-<window>.json.zst' (the name the readers list).");
+  module.def(
+      "detail_window_files",
+      [](const std::string& node_directory) {
+        StatusOr<std::vector<analysis::DetailWindowFile>> files = [&] {
+          py::gil_scoped_release release;
+          return analysis::ListDetailWindowFiles({.name = "", .path = node_directory});
+        }();
+        if (!files.ok()) ThrowStatus(files.status());
+        py::list result;
+        for (const analysis::DetailWindowFile& file : *files) {
+          py::dict entry;
+          entry["kind"] = file.kind;
+          entry["pid"] = file.pid;
+          entry["window"] = file.window;
+          entry["path"] = file.path;
+          entry["file"] = file.file;
+          entry["bytes"] = file.bytes;
+          result.append(std::move(entry));
+        }
+        return result;
+      },
+      py::arg("node_directory"),
+      "detail_window_files(node_directory) -> list[dict]: the window documents in <node_directory>/detail as\n"
+      "`stepscope info` lists them, by kind, pid and window: [{kind, pid, window, path, file, bytes}], from\n"
+      "their names (documents are not read; temporary and other files are left out). [] without a detail\n"
+      "directory; ValueError when it is a symbolic link (not followed) or not a directory.");
 }
 
 }  // namespace stepscope::python

@@ -2,15 +2,12 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
-#include <memory>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "base/file_system.h"
 #include "base/status.h"
-#include "analysis/run_decoder.h"
+#include "analysis/recorded_run.h"
 #include "store/run_manifest.h"
 #include "store/stream_reader.h"
 #include "status_exception.h"
@@ -25,31 +22,7 @@ bool IsDirectoryPath(const std::string& path) {
   return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-// Collects what the decoder hands over (provisional events included: a run read once keeps
-// what is still open as cut short, as every reader does).
-class CollectEvents final : public analysis::RecordedEventSink {
- public:
-  struct Collected {
-    uint32_t stream;
-    analysis::RecordedEvent event;
-    std::vector<analysis::RecordedArg> args;
-  };
-  void OnEvent(uint32_t stream, const analysis::RecordedEvent& event, std::span<const analysis::RecordedArg> args,
-               bool) override {
-    events.push_back({stream, event, std::vector<analysis::RecordedArg>(args.begin(), args.end())});
-  }
-  void OnSample(uint32_t stream, uint32_t metric, int64_t time_ns, double value) override {
-    Collected sample{stream, {}, {}};
-    sample.event.kind = analysis::RecordedKind::kSample;
-    sample.event.name = metric;
-    sample.event.start_ns = sample.event.end_ns = time_ns;
-    sample.event.value = value;
-    events.push_back(std::move(sample));
-  }
-  std::vector<Collected> events;
-};
-
-py::list Streams(const analysis::RunDecoder& run) {
+py::list Streams(const analysis::RecordedRun& run) {
   py::list streams;
   for (const analysis::StreamFacts& info : run.streams()) {
     py::dict stream;
@@ -68,10 +41,7 @@ py::list Streams(const analysis::RunDecoder& run) {
   return streams;
 }
 
-py::list Events(const analysis::RunDecoder& run, std::vector<CollectEvents::Collected>& collected) {
-  // Sorted by start, as a reader lists them.
-  std::stable_sort(collected.begin(), collected.end(),
-                   [](const auto& a, const auto& b) { return a.event.start_ns < b.event.start_ns; });
+py::list Events(const analysis::RecordedRun& run) {
   // One Python str per distinct name and kind, shared by all events that use it.
   std::vector<py::object> names;
   auto name_of = [&](uint32_t id) -> py::object {
@@ -84,7 +54,7 @@ py::list Events(const analysis::RunDecoder& run, std::vector<CollectEvents::Coll
     kinds.push_back(py::str(analysis::RecordedKindName(static_cast<analysis::RecordedKind>(k))));
   }
   py::list events;
-  for (const auto& [stream_index, e, args] : collected) {
+  for (const auto& [stream_index, e, args] : run.events()) {
     const analysis::StreamFacts& stream = run.streams()[stream_index];
     py::dict event;
     event["kind"] = kinds[static_cast<int>(e.kind)];
@@ -114,17 +84,14 @@ py::list Events(const analysis::RunDecoder& run, std::vector<CollectEvents::Coll
 }
 
 py::dict ReadRun(const std::string& path) {
-  CollectEvents collected;
-  StatusOr<std::unique_ptr<analysis::RunDecoder>> run = [&]() -> StatusOr<std::unique_ptr<analysis::RunDecoder>> {
+  StatusOr<analysis::RecordedRun> read = [&] {
     py::gil_scoped_release release;
-    STEPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<analysis::RunDecoder> decoder, analysis::RunDecoder::Open(path));
-    STEPSCOPE_RETURN_IF_ERROR(decoder->Poll(collected));
-    return decoder;
+    return analysis::ReadRecordedRun(path);
   }();
-  if (!run.ok()) ThrowStatus(run.status());
-  const analysis::RunDecoder& decoder = **run;
+  if (!read.ok()) ThrowStatus(read.status());
+  const analysis::RecordedRun& run = *read;
   py::list nodes;
-  for (const analysis::RecordedNode& info : decoder.nodes()) {
+  for (const analysis::RecordedNode& info : run.nodes()) {
     py::dict node;
     node["name"] = info.name;
     node["directory"] = info.directory;
@@ -133,10 +100,10 @@ py::dict ReadRun(const std::string& path) {
   }
   py::dict out;
   out["nodes"] = std::move(nodes);
-  out["streams"] = Streams(decoder);
-  out["events"] = Events(decoder, collected.events);
+  out["streams"] = Streams(run);
+  out["events"] = Events(run);
   py::list problems;
-  for (const std::string& problem : decoder.problems()) problems.append(problem);
+  for (const std::string& problem : run.problems()) problems.append(problem);
   out["problems"] = std::move(problems);
   return out;
 }

@@ -1,21 +1,15 @@
 #include "analysis/detail_operators.h"
 
-#include <zstd.h>
-
-#include <algorithm>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "base/file_system.h"
+#include "analysis/detail_window_files.h"
 #include "base/json_fields.h"
 
 namespace stepscope::analysis {
 namespace {
 
-constexpr size_t kMaxDecompressedBytes = size_t{1} << 30;
-constexpr std::string_view kOperatorsPrefix = "operators-";
-constexpr std::string_view kDocumentSuffix = ".json.zst";
+constexpr std::string_view kOperatorsKind = "operators";
 
 // Kineto's category for a device-side event, from its name (the documents keep only the name):
 // "Memcpy HtoD (Pageable -> Device)", "Memset (Device)", otherwise a kernel.
@@ -49,42 +43,9 @@ std::string ShapesText(const nlohmann::json& shapes) {
 
 }  // namespace
 
-StatusOr<std::string> ReadZstdFile(const std::string& path) {
-  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, ReadRegularFile(path, Symlinks::kRefuse));
-  std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
-  if (stream == nullptr) return InternalError("zstd cannot allocate a decompression stream for '" + path + "'");
-  std::string out;
-  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
-  size_t pending = 1;  // 0 once a frame ended exactly
-  bool output_was_full = false;
-  // Keep going while input remains, or while the last call filled its output (more may be
-  // buffered inside the decoder).
-  while (in.pos < in.size || output_was_full) {
-    const size_t before = out.size();
-    out.resize(before + ZSTD_DStreamOutSize());
-    ZSTD_outBuffer chunk{out.data() + before, out.size() - before, 0};
-    pending = ZSTD_decompressStream(stream.get(), &chunk, &in);
-    output_was_full = chunk.pos == chunk.size;
-    out.resize(before + chunk.pos);
-    if (ZSTD_isError(pending)) {
-      return DataLossError("'" + path + "' is not a zstd file: " + ZSTD_getErrorName(pending) +
-                           "; delete it or re-run the detail window");
-    }
-    if (out.size() > kMaxDecompressedBytes) {
-      return DataLossError("'" + path + "' inflates past 1 GiB; it is not a stepscope detail document");
-    }
-  }
-  if (pending != 0) return DataLossError("'" + path + "' ends inside its zstd frame (truncated)");
-  return out;
-}
-
 StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, ModelBuilder& builder) {
-  STEPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadZstdFile(path));
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    return DataLossError("'" + path + "' does not hold a JSON object; it is not an operators detail document");
-  }
-  if (JsonString(doc, "kind") != "operators") {
+  STEPSCOPE_ASSIGN_OR_RETURN(const nlohmann::json doc, ReadDetailDocument(path));
+  if (JsonString(doc, "kind") != kOperatorsKind) {
     return DataLossError("'" + path + "' is a '" + JsonString(doc, "kind") +
                          "' detail document, not an operators one");
   }
@@ -163,14 +124,14 @@ StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, Mo
 }
 
 void AddNodeOperatorsDetail(const std::string& node_directory, uint32_t node, ModelBuilder& builder) {
-  LocalFileSystem fs;
-  const std::string detail = node_directory + "/detail";
-  auto entries = fs.ListDirectory(detail);
-  if (!entries.ok()) return;  // no detail windows ran on this node
-  std::sort(entries->begin(), entries->end());
-  for (const std::string& entry : *entries) {
-    if (!entry.starts_with(kOperatorsPrefix) || !entry.ends_with(kDocumentSuffix)) continue;
-    auto added = AddOperatorsDocument(detail + "/" + entry, node, builder);
+  StatusOr<std::vector<DetailWindowFile>> files = ListDetailWindowFiles({.name = "", .path = node_directory});
+  if (!files.ok()) {
+    builder.AddProblem("detail_directory_unreadable", ProblemSeverity::kDataLoss, files.status().message());
+    return;
+  }
+  for (const DetailWindowFile& file : *files) {
+    if (file.kind != kOperatorsKind) continue;
+    auto added = AddOperatorsDocument(file.path, node, builder);
     if (!added.ok()) {
       builder.AddProblem("detail_operators_unreadable", ProblemSeverity::kDataLoss,
                          added.status().message() + "; its operators are left out");

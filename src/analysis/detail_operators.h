@@ -6,7 +6,8 @@
 //     self_cpu_ns, shapes (JSON text), async, device_ns, self_device_ns when present;
 //   - device work ("device_events")     -> phase "gpu_functions-dev:<device>", device = <device>,
 //     category "kernel", "gpu_memcpy" or "gpu_memset" (Kineto's names, from the event name).
-// Times in the documents are already Unix-epoch ns.
+// Times in the documents are already Unix-epoch ns. The files are listed and read through
+// detail_window_files.h, as every reader of detail files does.
 //
 // Callers: stepscope_loader.cc, once per node. Not thread-safe (fills one ModelBuilder).
 #pragma once
@@ -19,16 +20,14 @@
 
 namespace stepscope::analysis {
 
-// Decompresses a whole zstd file (one or more frames). Errors name the file; output is capped at
-// 1 GiB so a hostile file cannot exhaust memory.
-StatusOr<std::string> ReadZstdFile(const std::string& path);
-
 // Adds one operators document's events to `builder` on `node`. Returns how many events were
 // added; a document that cannot be read is an error naming the file.
 StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, ModelBuilder& builder);
 
 // Adds every operators document in <node_directory>/detail (none is fine). A document that
-// cannot be read becomes a model problem, and the others are still loaded.
+// cannot be read becomes a model problem (detail_operators_unreadable), and the others are
+// still loaded; so does a detail directory that is refused, a symbolic link for one
+// (detail_directory_unreadable), whose windows are then all left out.
 void AddNodeOperatorsDetail(const std::string& node_directory, uint32_t node, ModelBuilder& builder);
 
 }  // namespace stepscope::analysis

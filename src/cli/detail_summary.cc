@@ -1,155 +1,23 @@
 #include "cli/detail_summary.h"
 
-#include <sys/stat.h>
-#include <zstd.h>
-
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
-#include <memory>
 #include <tuple>
 
-#include "base/file_system.h"
+#include "analysis/run_loader.h"
 #include "base/json_fields.h"
+#include "cli/run_problems.h"
 
 namespace stepscope::cli {
-namespace {
 
-// No detail file comes near this (operator events are capped at 200k); a bigger one is hostile.
-constexpr size_t kMaxDecompressedBytes = size_t{1} << 30;
-constexpr std::string_view kSuffix = ".json.zst";
-
-bool AllDigits(std::string_view text) {
-  return !text.empty() && text.size() <= 18 &&
-         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// "<kind>-<pid>-<window>.json.zst" -> (kind, pid, window); false for any other name.
-bool ParseFileName(std::string_view name, DetailWindowFile& out) {
-  if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix) return false;
-  std::string_view stem = name.substr(0, name.size() - kSuffix.size());
-  size_t last = stem.rfind('-');
-  if (last == std::string_view::npos || last == 0) return false;
-  size_t middle = stem.rfind('-', last - 1);
-  if (middle == std::string_view::npos || middle == 0) return false;
-  std::string_view kind = stem.substr(0, middle);
-  std::string_view pid = stem.substr(middle + 1, last - middle - 1);
-  std::string_view window = stem.substr(last + 1);
-  if (kind.front() == '.' || !AllDigits(pid) || !AllDigits(window)) return false;
-  out.kind = std::string(kind);
-  out.pid = std::stoll(std::string(pid));
-  out.window = std::stoll(std::string(window));
-  return true;
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-nlohmann::json KindSummary(const std::string& kind, const nlohmann::json& doc) {
-  nlohmann::json summary = nlohmann::json::object();
-  if (kind == "operators") {
-    summary["profiler"] = JsonString(doc, "profiler");
-    summary["events"] = JsonInt(doc, "events_total", 0);
-    summary["events_capped"] = JsonBool(doc, "events_capped", false);
-    summary["device_events"] = JsonInt(doc, "device_events_total", 0);
-    summary["operators"] = JsonArray(doc, "operators").size();
-  } else if (kind == "python") {
-    summary["profiler"] = JsonString(doc, "profiler");
-    if (summary["profiler"] == "sampling") {
-      summary["samples"] = JsonInt(doc, "samples", 0);
-    } else {
-      nlohmann::json timers = nlohmann::json::array();
-      for (const auto& profile : JsonArray(doc, "profiles")) {
-        timers.push_back(JsonString(profile, "timer"));
-      }
-      summary["profiles"] = timers.size();
-      summary["timers"] = timers;
-    }
-  } else if (kind == "dataloader") {
-    summary["batches"] = JsonInt(doc, "batches_total", 0);
-    summary["workers"] = JsonArray(doc, "workers").size();
+std::vector<DetailWindowFile> ListDetailWindows(const analysis::Model& model) {
+  std::vector<store::RunNode> nodes;
+  for (const analysis::NodeFacts& node : model.nodes()) {
+    if (!node.directory.empty()) nodes.push_back({node.name, node.directory});  // none for an imported run
   }
-  return summary;
-}
-
-}  // namespace
-
-StatusOr<std::string> ReadZstdFile(const std::string& path) {
-  STEPSCOPE_ASSIGN_OR_RETURN(std::string compressed, ReadRegularFile(path, Symlinks::kRefuse));
-  std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
-  if (stream == nullptr) return InternalError("zstd cannot allocate a decompression stream");
-  std::string out;
-  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
-  size_t pending = 1;  // 0 once a frame ended exactly
-  while (in.pos < in.size) {
-    size_t before = out.size();
-    out.resize(before + ZSTD_DStreamOutSize());
-    ZSTD_outBuffer chunk{out.data() + before, out.size() - before, 0};
-    pending = ZSTD_decompressStream(stream.get(), &chunk, &in);
-    out.resize(before + chunk.pos);
-    if (ZSTD_isError(pending)) {
-      return DataLossError("'" + path + "' is not a zstd file: " + ZSTD_getErrorName(pending));
-    }
-    if (out.size() > kMaxDecompressedBytes) {
-      return DataLossError("'" + path + "' inflates past 1 GiB; not a stepscope detail file");
-    }
-  }
-  if (pending != 0) return DataLossError("'" + path + "' ends inside its zstd frame (truncated)");
-  return out;
-}
-
-StatusOr<nlohmann::json> ReadDetailDocument(const std::string& path) {
-  STEPSCOPE_ASSIGN_OR_RETURN(std::string text, ReadZstdFile(path));
-  auto doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return DataLossError("'" + path + "' does not hold a JSON object");
-  return doc;
-}
-
-std::vector<DetailWindowFile> ListDetailWindows(const std::vector<store::NodeInfo>& nodes) {
-  std::vector<DetailWindowFile> windows;
-  LocalFileSystem fs;
-  for (const store::NodeInfo& node : nodes) {
-    const std::string directory = node.directory + "/detail";
-    auto names = fs.ListDirectory(directory);
-    if (!names.ok()) continue;  // no detail windows on this node
-    for (const std::string& name : *names) {
-      DetailWindowFile window;
-      if (!ParseFileName(name, window)) continue;
-      window.node = node.name;
-      window.path = directory + "/" + name;
-      window.file = BaseName(node.directory) + "/detail/" + name;
-      struct stat st;
-      window.bytes = stat(window.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-      auto doc = ReadDetailDocument(window.path);
-      if (!doc.ok()) {
-        window.error = doc.status().message();
-        windows.push_back(std::move(window));
-        continue;
-      }
-      window.kind = JsonString(*doc, "kind", window.kind);
-      window.pid = JsonInt(*doc, "pid", window.pid);
-      window.window = JsonInt(JsonObject(*doc, "window"), "index", window.window);
-      const nlohmann::json steps = JsonArray(*doc, "steps");
-      if (steps.size() == 2 && steps[0].is_number_integer() && steps[1].is_number_integer()) {
-        window.has_steps = true;
-        window.first_step = steps[0].get<int64_t>();
-        window.last_step = steps[1].get<int64_t>();
-      }
-      window.step_phase = JsonString(*doc, "step_phase");
-      window.start_ns = JsonInt(*doc, "start_ns", 0);
-      window.end_ns = JsonInt(*doc, "end_ns", 0);
-      window.complete = JsonBool(*doc, "complete", false);
-      window.summary = KindSummary(window.kind, *doc);
-      windows.push_back(std::move(window));
-    }
-  }
-  std::sort(windows.begin(), windows.end(), [](const DetailWindowFile& a, const DetailWindowFile& b) {
-    return std::tie(a.node, a.kind, a.pid, a.window) < std::tie(b.node, b.kind, b.pid, b.window);
-  });
-  return windows;
+  return analysis::ReadDetailWindows(nodes);
 }
 
 nlohmann::json DetailWindowsToJson(const std::vector<DetailWindowFile>& windows) {
@@ -241,7 +109,7 @@ nlohmann::json BuildPyprofTables(const std::vector<DetailWindowFile>& windows, c
   nlohmann::json tables = nlohmann::json::array();
   for (const DetailWindowFile& window : windows) {
     if (window.kind != "python" || !window.error.empty()) continue;
-    auto doc = ReadDetailDocument(window.path);
+    auto doc = analysis::ReadDetailDocument(window.path);
     if (!doc.ok()) continue;
     nlohmann::json header = {{"node", window.node}, {"pid", window.pid}, {"window", window.window},
                              {"file", window.file}, {"step_phase", window.step_phase}};
@@ -336,12 +204,15 @@ size_t PrintCorruptPythonWindows(const std::vector<DetailWindowFile>& windows, c
 }
 
 int PyprofCommand(const PyprofOptions& options) {
-  auto run = store::RunReader::Open(options.run);
-  if (!run.ok()) {
-    std::fprintf(stderr, "stepscope pyprof: %s\n", run.status().message().c_str());
+  // Loaded for its problems, as every command that reads a run: the node directories come from
+  // the same read, so pyprof names nodes as info and the report do.
+  auto model = analysis::LoadRun(options.run);
+  if (!model.ok()) {
+    std::fprintf(stderr, "stepscope pyprof: %s\n", model.status().message().c_str());
     return 1;
   }
-  const std::vector<DetailWindowFile> windows = ListDetailWindows(run->nodes());
+  PrintRunProblems(model->problems(), "stepscope pyprof: ", options.run);
+  const std::vector<DetailWindowFile> windows = ListDetailWindows(*model);
   nlohmann::json tables = BuildPyprofTables(windows, options);
   // A profile that was captured but cannot be read is named as such: "holds no Python profile"
   // would send the user looking for a capture that happened.

@@ -51,11 +51,9 @@ Status WriteText(const std::string& path, const std::string& text) {
 
 // The python windows' tables of a stepscope run (its detail files; none for an import).
 nlohmann::json PythonTables(const analysis::Model& model) {
-  std::vector<store::NodeInfo> nodes;
-  for (const analysis::NodeFacts& node : model.nodes()) nodes.push_back({node.name, node.directory, ""});
   PyprofOptions every_function;
   every_function.top = INT_MAX;  // the report merges windows, then cuts to its own top
-  const std::vector<DetailWindowFile> windows = ListDetailWindows(nodes);
+  const std::vector<DetailWindowFile> windows = ListDetailWindows(model);
   PrintCorruptPythonWindows(windows, "stepscope report");
   return BuildPyprofTables(windows, every_function);
 }

@@ -34,13 +34,6 @@ std::string HumanBytes(uint64_t bytes) {
   return text;
 }
 
-// The node directories of a stepscope run, as the detail-window reader lists them.
-std::vector<store::NodeInfo> NodeDirectories(const analysis::Model& model) {
-  std::vector<store::NodeInfo> nodes;
-  for (const analysis::NodeFacts& node : model.nodes()) nodes.push_back({node.name, node.directory, ""});
-  return nodes;
-}
-
 // The directory of an imported run: the path itself, or the folder of its model.stepscope.
 std::string ImportedRunDirectory(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -174,7 +167,7 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& 
                              {"string_tables", string_bytes}, {"metadata", other_bytes},
                              {"uncompacted_rings", ring_bytes},
                              {"total", framework_bytes + system_bytes + string_bytes + other_bytes + ring_bytes}};
-    info["detail_windows"] = DetailWindowsToJson(ListDetailWindows(NodeDirectories(model)));
+    info["detail_windows"] = DetailWindowsToJson(ListDetailWindows(model));
   } else {
     // An imported run: its processes as the model knows them; no streams, one model file.
     for (const auto& [key, events] : events_per_process) {

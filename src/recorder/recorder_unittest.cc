@@ -9,14 +9,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "analysis/recorded_run.h"
 #include "base/file_system.h"
 #include "stepscope/stepscope.hpp"
-#include "store/run_reader.h"
 #include "store/stream_reader.h"
 
 namespace stepscope::recorder {
@@ -44,9 +47,12 @@ void CompactAll(const std::string& dir) {
   for (const auto& name : *streams) ASSERT_TRUE(store::CompactStream(dir, name).ok()) << name;
 }
 
-std::map<std::string, int> CountByName(const store::RunReader& run, store::EventKind kind) {
+using analysis::ReadRecordedRun;
+using analysis::RecordedKind;
+
+std::map<std::string, int> CountByName(const analysis::RecordedRun& run, RecordedKind kind) {
   std::map<std::string, int> counts;
-  for (const auto& e : run.events()) {
+  for (const auto& [stream, e, args] : run.events()) {
     if (e.kind == kind) counts[std::string(run.Name(e.name))]++;
   }
   return counts;
@@ -72,9 +78,9 @@ TEST(Recorder, RecordsEveryEventFromManyThreads) {
   });
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   CompactAll(dir);
-  auto run = store::RunReader::Open(dir);
+  auto run = ReadRecordedRun(dir);
   ASSERT_TRUE(run.ok()) << run.status().message();
-  EXPECT_EQ(CountByName(*run, store::EventKind::kSpan)["work"], 80000);
+  EXPECT_EQ(CountByName(*run, RecordedKind::kSpan)["work"], 80000);
   ASSERT_EQ(run->streams().size(), 1u);
   EXPECT_EQ(run->streams()[0].dropped_events, 0u);
   EXPECT_TRUE(run->problems().empty()) << run->problems()[0];
@@ -96,25 +102,24 @@ TEST(Recorder, NestsScopesStepsCountersAndArguments) {
     return 0;
   });
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  auto run = store::RunReader::Open(dir);
-  ASSERT_TRUE(run.ok());
+  auto run = ReadRecordedRun(dir);
+  ASSERT_TRUE(run.ok()) << run.status().message();
   std::vector<int64_t> train_steps;
   int eval_steps = 0, forwards = 0, losses = 0;
-  for (const auto& e : run->events()) {
-    if (e.kind == store::EventKind::kStep && e.phase == store::Phase::kTrain) train_steps.push_back(e.step);
-    if (e.kind == store::EventKind::kStep && e.phase == store::Phase::kEval) {
+  for (const auto& [stream, e, args] : run->events()) {
+    if (e.kind == RecordedKind::kStep && e.phase == store::Phase::kTrain) train_steps.push_back(e.step);
+    if (e.kind == RecordedKind::kStep && e.phase == store::Phase::kEval) {
       ++eval_steps;
       EXPECT_EQ(e.step, 7);
       EXPECT_EQ(run->Name(e.name), "Step:ModeKeys.EVAL");
     }
-    if (e.kind == store::EventKind::kSpan && run->Name(e.name) == "forward") {
+    if (e.kind == RecordedKind::kSpan && run->Name(e.name) == "forward") {
       ++forwards;
-      auto args = run->Args(e);
       ASSERT_EQ(args.size(), 1u);
       EXPECT_EQ(run->Name(args[0].key), "batch");
       EXPECT_GE(args[0].int_value, 64);
     }
-    if (e.kind == store::EventKind::kCounter) {
+    if (e.kind == RecordedKind::kCounter) {
       ++losses;
       EXPECT_GT(e.value, 0.3);
     }
@@ -124,11 +129,11 @@ TEST(Recorder, NestsScopesStepsCountersAndArguments) {
   EXPECT_EQ(forwards, 3);
   EXPECT_EQ(losses, 3);
   // Every forward span lies inside a TRAIN step.
-  for (const auto& e : run->events()) {
-    if (e.kind != store::EventKind::kSpan) continue;
+  for (const auto& [stream, e, args] : run->events()) {
+    if (e.kind != RecordedKind::kSpan) continue;
     bool inside = false;
-    for (const auto& s : run->events()) {
-      inside |= s.kind == store::EventKind::kStep && s.start_ns <= e.start_ns && e.end_ns <= s.end_ns;
+    for (const auto& [step_stream, s, step_args] : run->events()) {
+      inside |= s.kind == RecordedKind::kStep && s.start_ns <= e.start_ns && e.end_ns <= s.end_ns;
     }
     EXPECT_TRUE(inside);
   }
@@ -149,17 +154,17 @@ TEST(Recorder, DeferredStepsTakeTheirPhaseAndNumberFromTheEnd) {
     return 0;
   });
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  auto run = store::RunReader::Open(dir);
-  ASSERT_TRUE(run.ok());
+  auto run = ReadRecordedRun(dir);
+  ASSERT_TRUE(run.ok()) << run.status().message();
   std::vector<std::pair<std::string, int64_t>> steps;
-  for (const auto& e : run->events()) {
-    if (e.kind == store::EventKind::kStep) steps.emplace_back(std::string(run->Name(e.name)), e.step);
+  for (const auto& [stream, e, args] : run->events()) {
+    if (e.kind == RecordedKind::kStep) steps.emplace_back(std::string(run->Name(e.name)), e.step);
   }
   EXPECT_EQ(steps, (std::vector<std::pair<std::string, int64_t>>{{"Step:ModeKeys.TRAIN", 0},
                                                                   {"Step:ModeKeys.TRAIN", 1},
                                                                   {"Step:ModeKeys.EVAL", 0},
                                                                   {"Step:ModeKeys.GLOBAL", -1}}));
-  EXPECT_TRUE(run->events().back().unfinished);
+  EXPECT_TRUE(run->events().back().event.unfinished);
 }
 
 TEST(Recorder, CountsDropsWhenTheRingIsFullAndNeverBlocks) {
@@ -183,9 +188,9 @@ TEST(Recorder, CountsDropsWhenTheRingIsFullAndNeverBlocks) {
   EXPECT_EQ(stats->events_recorded + stats->events_dropped, 10000u);
   EXPECT_GT(stats->events_dropped, 0u);
   CompactAll(dir);
-  auto run = store::RunReader::Open(dir);
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(CountByName(*run, store::EventKind::kInstant)["burst"], static_cast<int>(stats->events_recorded));
+  auto run = ReadRecordedRun(dir);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(CountByName(*run, RecordedKind::kInstant)["burst"], static_cast<int>(stats->events_recorded));
   EXPECT_EQ(run->streams()[0].dropped_events, stats->events_dropped);
   munmap(stats, sizeof(stepscope_stats));
 }
@@ -210,11 +215,13 @@ TEST(Recorder, AForkedChildRecordsIntoItsOwnStream) {
   });
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   CompactAll(dir);
-  auto run = store::RunReader::Open(dir);
-  ASSERT_TRUE(run.ok());
+  auto run = ReadRecordedRun(dir);
+  ASSERT_TRUE(run.ok()) << run.status().message();
   ASSERT_EQ(run->streams().size(), 2u);
   std::map<int64_t, std::map<std::string, int>> by_pid;
-  for (const auto& e : run->events()) by_pid[run->streams()[e.stream].pid][std::string(run->Name(e.name))]++;
+  for (const auto& [stream, e, args] : run->events()) {
+    by_pid[run->streams()[stream].pid][std::string(run->Name(e.name))]++;
+  }
   ASSERT_EQ(by_pid.size(), 2u);
   int64_t parent_pid = run->streams()[0].ppid == run->streams()[1].pid ? run->streams()[1].pid : run->streams()[0].pid;
   for (auto& [pid, names] : by_pid) {
@@ -303,14 +310,93 @@ TEST(Recorder, DropsWhileTheDiskIsFullAreCountedAsWriteFailures) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(stats->events_recorded + stats->events_dropped, static_cast<uint64_t>(kBefore + kAfter));
   EXPECT_GT(stats->events_dropped, 0u);
-  auto run = store::RunReader::Open(disk.node_dir());  // not compacted: the disk is still full
+  auto run = ReadRecordedRun(disk.node_dir());  // not compacted: the disk is still full
   ASSERT_TRUE(run.ok()) << run.status().message();
   ASSERT_EQ(run->streams().size(), 1u);
-  const store::StreamInfo& stream = run->streams()[0];
+  const analysis::RecordedStream& stream = run->streams()[0];
   EXPECT_EQ(stream.dropped_events, stats->events_dropped);
   EXPECT_EQ(stream.dropped_write_failed, stats->events_dropped);  // every drop came after the failure
-  EXPECT_EQ(CountByName(*run, store::EventKind::kInstant)["event"], static_cast<int>(stats->events_recorded));
+  EXPECT_EQ(CountByName(*run, RecordedKind::kInstant)["event"], static_cast<int>(stats->events_recorded));
   munmap(stats, sizeof(stepscope_stats));
+}
+
+// The blocked-signal mask of this process's thread named `name`, from /proc/self/task/*/status
+// (the bit of signal n is 1 << (n - 1)); nullopt when no thread has that name.
+std::optional<uint64_t> BlockedSignalsOfThread(const std::string& name) {
+  LocalFileSystem fs;
+  auto tids = fs.ListDirectory("/proc/self/task");
+  if (!tids.ok()) return std::nullopt;
+  for (const std::string& tid : *tids) {
+    auto comm = fs.ReadFile("/proc/self/task/" + tid + "/comm");
+    if (!comm.ok() || comm->substr(0, comm->find('\n')) != name) continue;
+    auto status = fs.ReadFile("/proc/self/task/" + tid + "/status");
+    if (!status.ok()) return std::nullopt;
+    size_t at = status->find("SigBlk:");
+    if (at == std::string::npos) return std::nullopt;
+    return std::strtoull(status->c_str() + at + 7, nullptr, 16);
+  }
+  return std::nullopt;
+}
+
+uint64_t SignalBit(int signal) { return uint64_t{1} << (signal - 1); }
+
+// The flusher's mask once it runs: glibc starts a thread with every signal blocked and sets the
+// mask it inherited when the thread first runs; until then SIGSEGV is blocked too, which the
+// final mask never has.
+std::optional<uint64_t> BlockedSignalsOfRunningFlusher() {
+  std::optional<uint64_t> blocked = BlockedSignalsOfThread("stepscope-flush");
+  for (int tries = 0; blocked && (*blocked & SignalBit(SIGSEGV)) != 0 && tries < 10000; ++tries) {
+    usleep(1000);
+    blocked = BlockedSignalsOfThread("stepscope-flush");
+  }
+  return blocked;
+}
+
+// A signal sent to the job's process goes to any one thread that does not block it. A job that
+// blocks SIGTERM and takes it with sigwait() (the usual way for C++ servers and trainers to shut
+// down cleanly) was killed outright when the kernel handed the signal to the flusher instead.
+TEST(Recorder, AJobThatTakesItsSignalsWithSigwaitStillGetsThem) {
+  std::string dir = FreshDir("sigwait");
+  int status = RunInChild([&] {
+    StartOptions options;
+    options.node_dir = dir;
+    if (!Start(options).ok()) return 1;
+    if (!BlockedSignalsOfRunningFlusher()) return 2;
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, nullptr);
+    kill(getpid(), SIGTERM);
+    int received = 0;
+    if (sigwait(&term, &received) != 0 || received != SIGTERM) return 3;
+    Stop();
+    return 0;
+  });
+  ASSERT_FALSE(WIFSIGNALED(status)) << "killed by signal " << WTERMSIG(status) << " it was waiting for";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no start; 2: no thread named stepscope-flush; 3: sigwait failed";
+}
+
+TEST(Recorder, TheFlusherBlocksTheJobsSignalsButNotFaults) {
+  std::string dir = FreshDir("signals");
+  int status = RunInChild([&] {
+    StartOptions options;
+    options.node_dir = dir;
+    if (!Start(options).ok()) return 1;
+    std::optional<uint64_t> blocked = BlockedSignalsOfRunningFlusher();
+    Stop();
+    if (!blocked) return 2;
+    for (int job_signal : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD}) {
+      if ((*blocked & SignalBit(job_signal)) == 0) return 10 + job_signal;
+    }
+    // A crash in the flusher must reach the job's crash handler (a blocked fault kills outright).
+    for (int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+      if ((*blocked & SignalBit(fault)) != 0) return 100 + fault;
+    }
+    return 0;
+  });
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no start; 2: no thread named stepscope-flush; 10+n: signal n reaches the "
+                                       "flusher; 100+n: fault n is blocked there";
 }
 
 TEST(Recorder, StartFailsWithAClearMessageForAnUnwritableDirectory) {

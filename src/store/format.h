@@ -68,7 +68,16 @@ inline constexpr uint8_t kMaxRecordKind = 10;
 
 enum class Phase : uint8_t { kTrain = 0, kEval = 1, kPredict = 2, kGlobal = 3 };
 inline constexpr uint8_t kMaxPhase = 3;
-const char* PhaseName(Phase phase);  // "TRAIN", "EVAL", "PREDICT", "GLOBAL"
+// "TRAIN", "EVAL", "PREDICT", "GLOBAL"; an unknown value reads as GLOBAL.
+constexpr const char* PhaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kTrain: return "TRAIN";
+    case Phase::kEval: return "EVAL";
+    case Phase::kPredict: return "PREDICT";
+    case Phase::kGlobal: return "GLOBAL";
+  }
+  return "GLOBAL";
+}
 
 // One recorded fact, as written on the hot path. Fixed size, no pointers.
 struct RawRecord {

@@ -88,8 +88,8 @@ StatusOr<NodeVerdict> JudgeNode(const std::string& directory) {
     STEPSCOPE_ASSIGN_OR_RETURN(bool ours, IsStepscopeStream(directory, stream));
     if (!ours) continue;
     verdict.is_node = true;
-    // What is not a JSON object is reported by the reader of the manifest (RunReader); an object
-    // without the fields is reported here, once.
+    // What is not a JSON object is reported by the reader of the manifest (ReadRunManifest); an
+    // object without the fields is reported here, once.
     if (has_manifest && nlohmann::json::parse(manifest_text, nullptr, /*allow_exceptions=*/false).is_object()) {
       verdict.problem = "'" + manifest_path + "' is not a node manifest (" + defect +
                         "); its streams are read without it";

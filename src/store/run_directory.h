@@ -1,7 +1,7 @@
 // Which directories hold a stepscope run, decided in one place for every reader of runs (the
-// run reader behind `stepscope info`, the analysis loader behind rules, report, summary, export
-// and compare), so that a directory that is not a run is refused with one line instead of being
-// read as an empty run ("NoIssuesFound", "started 1970-01-01").
+// analysis layer's run decoder, behind every command and `stepscope._core.read_run`), so that a
+// directory that is not a run is refused with one line instead of being read as an empty run
+// ("NoIssuesFound", "started 1970-01-01").
 //
 // A node directory is stepscope's when
 //   - its manifest.json is a node manifest: a JSON object with the fields every reader needs

@@ -9,7 +9,7 @@
 
 #include "base/file_system.h"
 #include "base/test/temp_directory.h"
-#include "store/run_reader.h"
+#include "store/stream_reader.h"
 #include "store/stream_writer.h"
 
 namespace stepscope::store {
@@ -116,12 +116,14 @@ TEST_F(RunDirectoryTest, AFifoManifestIsRefusedWithoutBlocking) {
 TEST_F(RunDirectoryTest, AFifoLogIsRefusedWithoutBlocking) {
   ASSERT_EQ(mkfifo((Node() + "/system.log").c_str(), 0644), 0);
   EXPECT_NE(ErrorOf(Node()).find("system.log' is a FIFO, not a regular file"), std::string::npos);
-  // With a manifest the node is a run; reading its streams refuses the FIFO all the same.
+  // With a manifest the node is a run; every reader refuses the FIFO all the same: the run's
+  // nodes are not found, and the stream is not read.
   Write(Node() + "/manifest.json", kManifest);
-  auto run = RunReader::Open(Job());
-  ASSERT_FALSE(run.ok());
-  EXPECT_NE(run.status().message().find("system.log' is a FIFO, not a regular file"), std::string::npos)
-      << run.status().message();
+  EXPECT_NE(ErrorOf(Job()).find("system.log' is a FIFO, not a regular file"), std::string::npos);
+  auto stream = ReadStream(Node(), "system");
+  ASSERT_FALSE(stream.ok());
+  EXPECT_NE(stream.status().message().find("system.log' is a FIFO, not a regular file"), std::string::npos)
+      << stream.status().message();
 }
 
 TEST_F(RunDirectoryTest, LinksToEndlessDevicesAreRefusedUnread) {
@@ -130,9 +132,11 @@ TEST_F(RunDirectoryTest, LinksToEndlessDevicesAreRefusedUnread) {
   ASSERT_EQ(unlink((Node() + "/manifest.json").c_str()), 0);
   Write(Node() + "/manifest.json", kManifest);
   ASSERT_EQ(symlink("/dev/urandom", (Node() + "/system.log").c_str()), 0);
-  auto run = RunReader::Open(Job());
-  ASSERT_FALSE(run.ok());
-  EXPECT_NE(run.status().message().find("system.log' is a symbolic link"), std::string::npos) << run.status().message();
+  EXPECT_NE(ErrorOf(Job()).find("system.log' is a symbolic link"), std::string::npos);
+  auto stream = ReadStream(Node(), "system");
+  ASSERT_FALSE(stream.ok());
+  EXPECT_NE(stream.status().message().find("system.log' is a symbolic link"), std::string::npos)
+      << stream.status().message();
 }
 
 TEST_F(RunDirectoryTest, ALinkOutOfTheRunIsNotFollowed) {

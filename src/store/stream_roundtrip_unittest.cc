@@ -1,5 +1,6 @@
-// Writes streams through StreamWriter/RingFile the way the recorder does and reads them back
-// through ReadStream and RunReader.
+// Writes streams through StreamWriter/RingFile the way the recorder does and reads their records
+// back through ReadStream. How records pair into events is the analysis layer's
+// (analysis/recorded_run_unittest.cc).
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -10,7 +11,6 @@
 
 #include "base/file_system.h"
 #include "base/test/temp_directory.h"
-#include "store/run_reader.h"
 #include "store/stream_reader.h"
 #include "store/stream_writer.h"
 
@@ -70,19 +70,9 @@ TEST_F(StreamRoundTrip, ReadsSealedFlushedAndOpenBlocksExactlyOnce) {
   EXPECT_EQ(contents->blocks[0].records.size(), 8u);
   EXPECT_EQ(contents->blocks[1].records.size(), 5u);
   EXPECT_EQ(contents->strings.at(1), "forward");
-
-  auto run = RunReader::Open(directory_);
-  ASSERT_TRUE(run.ok()) << run.status().message();
-  int spans = 0, instants = 0;
-  for (const Event& e : run->events()) {
-    spans += e.kind == EventKind::kSpan;
-    instants += e.kind == EventKind::kInstant;
-  }
-  EXPECT_EQ(spans, 6);
-  EXPECT_EQ(instants, 1);
-  EXPECT_EQ(run->streams()[0].pid, 4242);
-  // ticks_per_ns 1 and the anchor put tick 100 at Unix 1 s + 100 ns.
-  EXPECT_EQ(run->events().front().start_ns, 1'000'000'100);
+  EXPECT_EQ(contents->blocks[0].records.front().ticks, 100u);
+  EXPECT_EQ(contents->blocks[1].records.back().kind, static_cast<uint8_t>(RecordKind::kInstant));
+  EXPECT_NE(contents->meta_json.find("\"pid\":4242"), std::string::npos) << contents->meta_json;
 }
 
 TEST_F(StreamRoundTrip, CompactionMovesTheRingIntoTheLogOnceTheWriterIsGone) {
@@ -130,62 +120,6 @@ TEST_F(StreamRoundTrip, ACorruptRingBlockIsSkippedAndTheRestKept) {
   EXPECT_NE(contents->problems[0].find("corrupt header"), std::string::npos);
 }
 
-TEST_F(StreamRoundTrip, RunReaderQueriesByTimeKindAndThread) {
-  auto writer = MakeWriter();
-  ASSERT_TRUE(writer->AppendStrings({{1, "a"}, {2, "b"}}).ok());
-  BlockHeader* t1 = writer->ring().Claim(1, 0);
-  BlockHeader* t2 = writer->ring().Claim(2, 0);
-  Append(t1, Rec(RecordKind::kBegin, 100, 1));
-  Append(t1, Rec(RecordKind::kEnd, 200, 1));
-  Append(t2, Rec(RecordKind::kInstant, 150, 2));
-  Append(t2, Rec(RecordKind::kBegin, 300, 2));  // never ends: unfinished
-  auto run = RunReader::Open(directory_);
-  ASSERT_TRUE(run.ok());
-  EventQuery only_spans;
-  only_spans.kinds = 1u << static_cast<uint32_t>(EventKind::kSpan);
-  auto spans = run->Query(only_spans);
-  ASSERT_EQ(spans.size(), 2u);
-  EXPECT_FALSE(spans[0]->unfinished);
-  EXPECT_TRUE(spans[1]->unfinished);
-  EventQuery thread2;
-  thread2.tid = 2;
-  EXPECT_EQ(run->Query(thread2).size(), 2u);
-  EventQuery window;
-  window.start_ns = 1'000'000'160;
-  window.end_ns = 1'000'000'250;
-  auto in_window = run->Query(window);
-  ASSERT_EQ(in_window.size(), 1u);  // span a [100,200] overlaps; the instant at 150 does not
-  EXPECT_EQ(run->Name(in_window[0]->name), "a");
-}
-
-TEST_F(StreamRoundTrip, AnEndClosingAnOuterSpanEndsTheUnclosedInnerOnesAsUnfinished) {
-  auto writer = MakeWriter();
-  ASSERT_TRUE(writer->AppendStrings({{1, "outer"}, {2, "inner"}}).ok());
-  BlockHeader* t = writer->ring().Claim(1, 0);
-  Append(t, Rec(RecordKind::kBegin, 100, 1));
-  Append(t, Rec(RecordKind::kBegin, 110, 2));
-  Append(t, Rec(RecordKind::kEnd, 200, 1));  // "inner" never ends
-  auto run = RunReader::Open(directory_);
-  ASSERT_TRUE(run.ok());
-  ASSERT_EQ(run->events().size(), 2u);
-  const Event& inner = run->events()[1];
-  EXPECT_EQ(run->Name(inner.name), "inner");
-  EXPECT_TRUE(inner.unfinished);
-  EXPECT_EQ(inner.end_ns, 1'000'000'200);
-  EXPECT_FALSE(run->events()[0].unfinished);
-}
-
-TEST(RunReaderOpen, ExplainsAMissingOrEmptyDirectory) {
-  auto missing = RunReader::Open("/nonexistent/stepscope-run");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("stepscope run"), std::string::npos);
-  std::string empty = ::testing::TempDir() + "/empty-run-" + std::to_string(getpid());
-  ASSERT_TRUE(CreateDirectories(empty).ok());
-  auto nothing = RunReader::Open(empty);
-  ASSERT_FALSE(nothing.ok());
-  EXPECT_NE(nothing.status().message().find("no stepscope run"), std::string::npos);
-}
-
 // Issue 12: one flipped byte in a log's header used to discard every frame behind it.
 TEST_F(StreamRoundTrip, AFlippedLogHeaderByteLosesNoFrame) {
   constexpr int kBlocks = 2000;
@@ -214,10 +148,9 @@ TEST_F(StreamRoundTrip, AFlippedLogHeaderByteLosesNoFrame) {
                                      std::to_string(kBlocks + 3) + " frames"),
             std::string::npos)
       << stream->problems[0];
-
-  auto run = RunReader::Open(directory_);
-  ASSERT_TRUE(run.ok()) << run.status().message();
-  EXPECT_EQ(run->events().size(), static_cast<size_t>(kBlocks * 4));
+  size_t records = 0;
+  for (const DecodedBlock& block : stream->blocks) records += block.records.size();
+  EXPECT_EQ(records, static_cast<size_t>(kBlocks * 8));
 }
 
 // Issue 12: a disk full from the very start left no ring and no log, so every event of the

@@ -1,4 +1,4 @@
-// Hostile-input tests for RunReader on damaged copies of a real run (SPEC §3: "a torn last
+// Hostile-input tests for reading damaged copies of a real run (SPEC §3: "a torn last
 // block is detected and skipped; everything before it is read"; STYLE.md §3: never crash on
 // bytes from a file).
 //
@@ -8,9 +8,10 @@
 //   - a *ring run*: the child _exit()s before its flusher ran, so every record is still in the
 //     MAP_SHARED ring and the log holds only the meta, clock and string frames.
 // Each test damages in-memory copies of those files, writes them to a scratch node directory
-// and opens it with RunReader. The reader must not crash, must return at least every record
-// of the frames/blocks the damage left intact (computed here independently of the reader), and
-// must say what it skipped, naming the file.
+// and reads it as every reader does (the store's stream reader under the analysis layer's run
+// decoder, through analysis::ReadRecordedRun). The reader must not crash, must return at least
+// every record of the frames/blocks the damage left intact (computed here independently of the
+// reader), and must say what it skipped, naming the file.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,13 +28,13 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/recorded_run.h"
 #include "base/file_system.h"
 #include "recorder/recorder.h"
 #include "stepscope/stepscope.h"
 #include "store/block_codec.h"
 #include "store/format.h"
 #include "store/log_file.h"
-#include "store/run_reader.h"
 #include "store/stream_reader.h"
 
 namespace stepscope::store {
@@ -128,18 +129,21 @@ bool Touches(const std::set<uint64_t>& damaged, uint64_t begin, uint64_t end) {
   return it != damaged.end() && *it < end;
 }
 
-uint64_t RecordsRead(const RunReader& run) {
+using analysis::ReadRecordedRun;
+using analysis::RecordedRun;
+
+uint64_t RecordsRead(const RecordedRun& run) {
   uint64_t total = 0;
-  for (const StreamInfo& stream : run.streams()) total += stream.records;
+  for (const analysis::RecordedStream& stream : run.streams()) total += stream.records;
   return total;
 }
 
-bool SomeProblemMentions(const RunReader& run, const std::string& text) {
+bool SomeProblemMentions(const RecordedRun& run, const std::string& text) {
   return std::any_of(run.problems().begin(), run.problems().end(),
                      [&](const std::string& problem) { return problem.find(text) != std::string::npos; });
 }
 
-std::string Describe(const RunReader& run) {
+std::string Describe(const RecordedRun& run) {
   std::string out;
   for (const std::string& problem : run.problems()) out += "\n  problem: " + problem;
   return out;
@@ -211,13 +215,13 @@ class CorruptRunTest : public ::testing::Test {
 
   // Fills the scratch node directory with exactly the given files (an empty string: the file
   // is absent) and opens it.
-  StatusOr<RunReader> OpenDamaged(const std::string& stream, const std::string& log, const std::string& ring,
-                                  const std::string& manifest = kManifest) {
+  StatusOr<RecordedRun> OpenDamaged(const std::string& stream, const std::string& log, const std::string& ring,
+                                    const std::string& manifest = kManifest) {
     EXPECT_EQ(std::system(("rm -f '" + scratch_ + "'/*").c_str()), 0);
     if (!manifest.empty()) WriteBytes(scratch_ + "/manifest.json", manifest);
     WriteBytes(LogPath(stream), log);
     if (!ring.empty()) WriteBytes(RingPath(stream), ring);
-    return RunReader::Open(scratch_);
+    return ReadRecordedRun(scratch_);
   }
 
   std::string LogPath(const std::string& stream) const { return scratch_ + "/" + stream + kLogSuffix; }
@@ -302,7 +306,9 @@ TEST_F(CorruptRunTest, TruncatedLogKeepsEveryFrameBeforeTheCut) {
       // cut names the log in a problem.
       const bool unwritten = cut < sizeof(LogHeader) &&
                              std::any_of(run->streams().begin(), run->streams().end(),
-                                         [&](const StreamInfo& s) { return s.name == *stream_name_ && s.unwritten; });
+                                         [&](const analysis::RecordedStream& s) {
+                                           return s.name == *stream_name_ && s.unwritten;
+                                         });
       EXPECT_TRUE(unwritten || SomeProblemMentions(*run, LogPath(*stream_name_)))
           << "a torn frame went unreported" << Describe(*run);
     }
@@ -464,7 +470,7 @@ TEST_F(CorruptRunTest, TruncatedRingKeepsTheBlocksBeforeTheCut) {
     auto run = OpenDamaged(*ring_stream_name_, *ring_run_log_, cut == 0 ? std::string() : ring_run_ring_->substr(0, cut));
     if (cut == 0) {
       WriteBytes(RingPath(*ring_stream_name_), "");
-      run = RunReader::Open(scratch_);
+      run = ReadRecordedRun(scratch_);
     }
     ASSERT_TRUE(run.ok()) << run.status().message();
     uint64_t intact = 0;
@@ -558,8 +564,9 @@ TEST_F(CorruptRunTest, WrongShapedMetaAndStatsFramesKeepEveryRecord) {
   }
 }
 
-// Regression: RunReader once read the meta frame's "kind" with nlohmann's value(), which throws
-// on a non-string and terminated the process. A death test, so a crash fails this test alone.
+// Regression: the run reader once read the meta frame's "kind" with nlohmann's value(), which
+// throws on a non-string, and terminated the process. A death test, so a crash fails this test
+// alone.
 TEST_F(CorruptRunTest, MetaFrameFieldsOfTheWrongTypeDoNotCrash) {
   const std::string log = LogWithFrames(
       {{FrameType::kMeta, R"({"kind": 1, "pid": "5", "ppid": [], "ticks_per_ns": "x", "clock_anchor": 7})"},
@@ -603,7 +610,7 @@ TEST_F(CorruptRunTest, CompactingWithAnUnreadableLogKeepsTheRingRecords) {
   ASSERT_TRUE(before.ok());
   EXPECT_EQ(RecordsRead(*before), RingRunRecords());
   (void)CompactStream(scratch_, *ring_stream_name_);  // may refuse; must not lose anything
-  auto after = RunReader::Open(scratch_);
+  auto after = ReadRecordedRun(scratch_);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(RecordsRead(*after), RingRunRecords()) << Describe(*after);
 }
@@ -627,7 +634,7 @@ TEST_F(CorruptRunTest, CompactionDoesNotTrustAnUndecodableLogCopy) {
   ASSERT_TRUE(before.ok());
   EXPECT_EQ(RecordsRead(*before), RingRunRecords());
   ASSERT_TRUE(CompactStream(scratch_, *ring_stream_name_).ok());
-  auto after = RunReader::Open(scratch_);
+  auto after = ReadRecordedRun(scratch_);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(RecordsRead(*after), RingRunRecords()) << Describe(*after);
 }

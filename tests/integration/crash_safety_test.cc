@@ -33,15 +33,16 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/recorded_run.h"
 #include "base/file_system.h"
 #include "recorder/recorder.h"
 #include "stepscope/stepscope.h"
-#include "store/run_reader.h"
 #include "store/stream_reader.h"
 
 namespace stepscope {
 namespace {
 
+using analysis::RecordedKind;
 using store::RecordKind;
 
 // The workload: one training-like iteration is kCycleLength records; record i of a thread is
@@ -254,14 +255,14 @@ uint64_t TotalProgress(const ProgressPage* progress, int threads) {
 }
 
 // What a thread's first `records` records produce when read back as events.
-std::map<store::EventKind, uint64_t> ExpectedEvents(uint64_t records) {
-  std::map<store::EventKind, uint64_t> events;
+std::map<RecordedKind, uint64_t> ExpectedEvents(uint64_t records) {
+  std::map<RecordedKind, uint64_t> events;
   for (uint64_t i = 0; i < records; ++i) {
     switch (kCycle[i % kCycleLength].kind) {
-      case RecordKind::kBegin: events[store::EventKind::kSpan]++; break;
-      case RecordKind::kStepBegin: events[store::EventKind::kStep]++; break;
-      case RecordKind::kInstant: events[store::EventKind::kInstant]++; break;
-      case RecordKind::kCounter: events[store::EventKind::kCounter]++; break;
+      case RecordKind::kBegin: events[RecordedKind::kSpan]++; break;
+      case RecordKind::kStepBegin: events[RecordedKind::kStep]++; break;
+      case RecordKind::kInstant: events[RecordedKind::kInstant]++; break;
+      case RecordKind::kCounter: events[RecordedKind::kCounter]++; break;
       default: break;
     }
   }
@@ -271,7 +272,7 @@ std::map<store::EventKind, uint64_t> ExpectedEvents(uint64_t records) {
 struct Outcome {
   uint64_t progress = 0;   // record calls that returned, all threads
   uint64_t read_back = 0;  // records in the compacted run, all threads
-  uint64_t events = 0;     // events RunReader built from them
+  uint64_t events = 0;     // events the run decoder built from them
 };
 
 class CrashSafetyTest : public ::testing::Test {
@@ -398,11 +399,11 @@ class CrashSafetyTest : public ::testing::Test {
     }
 
     // The same run through the reader every tool uses.
-    auto run = store::RunReader::Open(config.node_dir);
+    auto run = analysis::ReadRecordedRun(config.node_dir);
     EXPECT_TRUE(run.ok()) << tag << ": " << run.status().message();
     if (!run.ok()) return outcome;
-    std::map<int, std::map<store::EventKind, uint64_t>> events_by_thread;
-    for (const store::Event& event : run->events()) {
+    std::map<int, std::map<RecordedKind, uint64_t>> events_by_thread;
+    for (const auto& [stream, event, args] : run->events()) {
       auto thread = thread_of_tid.find(event.tid);
       if (thread != thread_of_tid.end()) events_by_thread[thread->second][event.kind]++;
     }

@@ -153,3 +153,73 @@ def test_info_lists_a_damaged_file_with_its_error(default_run, stepscope, tmp_pa
     (entry,) = [w for w in json.loads(result.stdout)["detail_windows"] if w["kind"] == "python"]
     assert entry["error"] == f"'{damaged}' ends inside its zstd frame (truncated)"
     assert entry["steps"] is None and entry["window"] == 2 and entry["bytes"] == 100
+
+
+def test_a_detail_directory_that_is_a_link_is_refused_and_reported(cli, stepscope, tmp_path):
+    # Regression: `<node>/detail` as a symbolic link was followed, so a run copied from elsewhere
+    # could make stepscope read any directory. It is refused and reported like a bad file.
+    from stepscope import _core
+    from stepscope.torch import _detail_store
+
+    result = stepscope("run", "--out", tmp_path, "--job", "plain", "--node", "n", "--no-detail", "--", PYTHON,
+                       "-c", "pass")
+    assert result.returncode == 0, result.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    profile = {"format_version": 1, "kind": "python", "pid": 4242, "window": {"index": 0}, "profiler": "cprofile",
+               "profiles": [{"timer": "total_time", "functions": [{"name": "f", "calls": 1, "self_s": 0.1}]}]}
+    _core.write_zstd_file(str(elsewhere / "python-4242-0.json.zst"), json.dumps(profile).encode())
+    detail = tmp_path / "plain" / "n" / "detail"
+    detail.symlink_to(elsewhere, target_is_directory=True)
+    refused = (f"'{detail}' is a symbolic link, which stepscope does not follow (a run is read only through its own "
+               "files); its detail windows are not read: replace the link with the directory itself")
+
+    result = stepscope("pyprof", tmp_path / "plain")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"stepscope pyprof: data loss: {refused} [detail_directory_unreadable]",
+        f"stepscope pyprof: '{tmp_path / 'plain'}' holds no Python profile; python detail windows write "
+        "<node>/detail/python-<pid>-<window>.json.zst (default: TRAIN steps 9-11, see docs/detail-windows.md)"]
+
+    result = stepscope("info", tmp_path / "plain", "--json")
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert [{k: w[k] for k in ("node", "kind", "file", "steps", "error")} for w in info["detail_windows"]] == [
+        {"node": "n", "kind": "", "file": "n/detail", "steps": None, "error": refused}]
+    assert [p["sentence"] for p in info["problems"] if p["name"] == "detail_directory_unreadable"] == [refused]
+
+    try:
+        _detail_store.list_windows(tmp_path / "plain" / "n")
+        raise AssertionError("list_windows followed the link")
+    except ValueError as error:
+        assert str(error) == refused
+
+
+def test_the_python_writers_files_are_the_ones_the_readers_list(tmp_path, monkeypatch):
+    # The writer (_detail_store) and the C++ reader (src/analysis/detail_window_files.h) agree on
+    # names: whatever the writer writes is listed, and nothing else that lies beside it.
+    from stepscope import _core, _session
+    from stepscope.torch import _detail_store
+
+    node = tmp_path / "n"
+    monkeypatch.setattr(_session, "_node_dir", None, raising=False)
+    monkeypatch.setenv("STEPSCOPE_NODE_DIR", str(node))
+    written = [_detail_store.write_window({"kind": kind, "pid": 4242, "window": {"index": index}})[0]
+               for kind, index in (("python", 10), ("operators", 0), ("python", 2), ("dataloader", 1))]
+    for name in ("python-4242-3.json.zst.tmp-4242", "operators-4242-4.json.zst.tmp.4242",
+                 ".dataloader-4242-1-4300.jsonl", "dataloader-4242.active",
+                 _detail_store.trace_file_name("operators", 4242, 0)):
+        (node / "detail" / name).write_bytes(b"not a window")
+    listed = _core.detail_window_files(str(node))
+    assert [(e["kind"], e["pid"], e["window"], e["file"]) for e in listed] == [
+        ("dataloader", 4242, 1, "n/detail/dataloader-4242-1.json.zst"),
+        ("operators", 4242, 0, "n/detail/operators-4242-0.json.zst"),
+        ("python", 4242, 2, "n/detail/python-4242-2.json.zst"),
+        ("python", 4242, 10, "n/detail/python-4242-10.json.zst")]
+    assert sorted(e["path"] for e in listed) == sorted(written)
+    assert all(e["bytes"] == os.path.getsize(e["path"]) for e in listed)
+    documents = _detail_store.list_windows(node)
+    assert [(d["kind"], d["window"]["index"], d["format_version"]) for d in documents] == [
+        ("dataloader", 1, 1), ("operators", 0, 1), ("python", 2, 1), ("python", 10, 1)]
+    assert _detail_store.FORMAT_VERSION == _core.DETAIL_FORMAT_VERSION == 1
+    assert _core.detail_window_files(str(tmp_path / "no-such-node")) == []

@@ -125,7 +125,7 @@ def test_invalid_config_turns_instrumentation_off_with_the_reason(tmp_path):
                                            "STEPSCOPE_CONFIG": str(config)}))
     assert result.returncode == 0 and result.stdout == "trained\n"
     assert result.stderr.endswith(
-        f"ValueError: STEPSCOPE_CONFIG {config}: detail window 1: num_steps must be at least 1, not 0\n")
+        f"ValueError: config file '{config}': detail window 1: num_steps must be at least 1, not 0\n")
 
 
 def test_launcher_refuses_a_window_with_both_forms(cli, tmp_path):

@@ -2,8 +2,11 @@
 window and process, ``<kind>-<pid>-<window index>.json.zst`` (docs/detail-windows.md has the
 format), and for operator windows recorded with Kineto the trace torch wrote,
 ``operators-<pid>-<window index>.pt.trace.json.gz``. Written by the window scheduler
-(``_windows``) when a window closes; read by ``stepscope info`` / ``stepscope pyprof``
-(src/cli/detail_summary.cc) and by ``read_window``.
+(``_windows``) when a window closes; read by ``stepscope info`` / ``stepscope pyprof``, the
+analysis loader and ``read_window`` / ``list_windows``, all through the one reader of detail
+files, src/analysis/detail_window_files.h. The document's name and ``format_version`` are that
+reader's (``_core.detail_window_file_name``, ``_core.DETAIL_FORMAT_VERSION``), so the writer and
+the readers cannot drift apart; the Kineto trace's name below is the writer's alone.
 
 Files appear atomically (written to a temporary name, then renamed), so a reader of a live run
 sees whole files only.
@@ -14,8 +17,8 @@ import os
 
 from stepscope import _core, _session
 
-FORMAT_VERSION = 1
-DETAIL_DIRECTORY = "detail"
+FORMAT_VERSION = _core.DETAIL_FORMAT_VERSION
+DETAIL_DIRECTORY = "detail"  # the C++ reader's kDetailDirectoryName (detail_window_files.h)
 
 
 def node_dir():
@@ -35,7 +38,8 @@ def detail_dir(create=True):
 
 
 def window_file_name(kind, pid, index):
-    return f"{kind}-{pid}-{index}.json.zst"
+    """``<kind>-<pid>-<index>.json.zst``, the name the C++ reader lists (detail_window_files.h)."""
+    return _core.detail_window_file_name(kind, pid, index)
 
 
 def trace_file_name(kind, pid, index):
@@ -73,10 +77,7 @@ def read_window(path):
 
 
 def list_windows(node):
-    """The detail documents of a node directory, sorted by (kind, pid, window index)."""
-    directory = os.path.join(os.fspath(node), DETAIL_DIRECTORY)
-    if not os.path.isdir(directory):
-        return []
-    documents = [read_window(os.path.join(directory, name)) for name in os.listdir(directory)
-                 if name.endswith(".json.zst")]
-    return sorted(documents, key=lambda d: (d["kind"], d["pid"], d["window"]["index"]))
+    """The detail documents of a node directory, sorted by (kind, pid, window index): the files
+    ``stepscope info`` lists (``_core.detail_window_files``; temporary files left out). ValueError
+    for a ``<node>/detail`` that is a symbolic link or a file that cannot be read."""
+    return [read_window(entry["path"]) for entry in _core.detail_window_files(os.fspath(node))]

@@ -25,7 +25,7 @@ Closing a window (docs/detail-windows.md, "When a window is open"):
   parse every event inside it, ``stop_profiler`` disables the profiler and leaves the parsing);
 - on the writer thread, with Kineto results that can ``save()`` and tell ``trace_start_ns()``
   (torch 2.x): torch saves its Chrome trace (holding the GIL), and ``_core.write_kineto_window``
-  (src/analysis/kineto_window_writer.h, without the GIL) writes it as
+  (src/importers/kineto/kineto_window_writer.h, without the GIL) writes it as
   ``operators-<pid>-<window>.pt.trace.json.gz`` (for Perfetto, TensorBoard, Holistic Trace
   Analysis) and converts it, in C++, into the document's operators payload. No Python walks the
   events: a Python-bound training loop is not held up by the conversion. Otherwise (the legacy

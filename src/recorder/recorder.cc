@@ -1,6 +1,7 @@
 #include "recorder/recorder.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -145,6 +146,26 @@ void FlusherLoop(Session* session) {
   }
 }
 
+// Starts the flusher with every asynchronous signal blocked. The kernel hands a signal sent to
+// the process (SIGTERM from a scheduler, SIGINT, SIGUSR1, ...) to any one thread that does not
+// block it. Taken by the flusher, a signal's handler would run there (a C++ job's), or, for
+// Python, only mark the signal for the main thread, which does not wake: a job sleeping in
+// time.sleep() would ignore a SIGTERM until the sleep ends. Blocked here, every such signal
+// goes to the job's own threads. The new thread inherits this mask, so there is no moment in
+// which it could take one. Faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP) stay unblocked: a
+// crash of the flusher must reach the job's crash handler, and a blocked fault kills outright.
+std::thread StartFlusherWithoutJobSignals(Session* session) {
+  sigset_t job_signals, previous;
+  sigfillset(&job_signals);
+  for (int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP}) sigdelset(&job_signals, fault);
+  pthread_sigmask(SIG_BLOCK, &job_signals, &previous);
+  std::thread flusher(FlusherLoop, session);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  // Named before Start() returns, so the job's tools (top -H, py-spy, gdb) can tell it apart.
+  pthread_setname_np(flusher.native_handle(), "stepscope-flush");  // 15 characters at most
+  return flusher;
+}
+
 // Creates this process's stream and flusher. Caller holds g_lifecycle_mutex.
 Status CreateSessionLocked(const StartOptions& options) {
   STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(options.node_dir));
@@ -171,7 +192,7 @@ Status CreateSessionLocked(const StartOptions& options) {
   if (!stream.ok()) return stream.status().WithContext("stepscope cannot record into '" + options.node_dir + "'");
   session->stream = std::move(*stream);
   STEPSCOPE_RETURN_IF_ERROR(Interner().EmitAll(session->stream.get()));
-  session->flusher = std::thread(FlusherLoop, session.get());
+  session->flusher = StartFlusherWithoutJobSignals(session.get());
   g_session = session.release();
   return OkStatus();
 }

@@ -74,18 +74,26 @@ def test_a_killed_job_gives_128_plus_signal_and_the_manifest_says_so(run_stepsco
 
 def test_sigterm_to_the_launcher_reaches_the_job(cli, tmp_path):
     marker = tmp_path / "got-sigterm"
+    # The job takes SIGTERM with sigwait(), which cannot miss it. A Python handler and
+    # time.sleep() can: CPython runs handlers between bytecodes, so a SIGTERM arriving after the
+    # last check before time.sleep() enters the kernel waits out the whole sleep (this test
+    # failed that way, the signal sent on 'ready' landing in that window). Blocking SIGTERM in
+    # the job's main thread also leaves stepscope's own threads as the only ones that could take
+    # it: they must not (src/recorder/recorder.cc), or the job dies of it before sigwait returns.
     script = (
-        "import signal, sys, time\n"
-        f"def on_term(*_):\n    open({str(marker)!r}, 'w').write('yes'); sys.exit(7)\n"
-        "signal.signal(signal.SIGTERM, on_term)\n"
+        "import signal, sys\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n"
         "print('ready', flush=True)\n"
-        "time.sleep(60)\n")
+        "signal.sigwait({signal.SIGTERM})\n"
+        f"open({str(marker)!r}, 'w').write('yes')\n"
+        "sys.exit(7)\n")
     proc = subprocess.Popen([cli, "run", "--out", str(tmp_path), "--job", "term", "--node", "n", "--",
                              PYTHON, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     assert proc.stdout.readline().strip() == "ready"
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=30) == 7
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 7, stderr
     assert marker.read_text() == "yes"
     assert manifest(tmp_path / "term", "n")["exit"]["code"] == 7
 

@@ -9,6 +9,7 @@
 
 #include "analysis_binding.h"
 #include "annotation_type.h"
+#include "config_binding.h"
 #include "detail_binding.h"
 #include "name_cache.h"
 #include "record_functions.h"
@@ -106,4 +107,5 @@ PYBIND11_MODULE(_core, m) {
   BindAnalysis(m);
   BindRules(m);
   BindDetail(m);
+  BindConfig(m);
 }

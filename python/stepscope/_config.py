@@ -1,10 +1,18 @@
 """The run configuration as the job's Python processes see it, and live changes (`stepscope ctl`).
 
-One configuration model (SPEC §2.3): defaults < config file < environment < flags, resolved by
-the launcher (src/launcher/run_config.h) into ``<node>/config.json`` whose path it passes in
-``STEPSCOPE_CONFIG``; keyword arguments given in Python come last and win.
+One configuration model (SPEC §2.3), the launcher's (src/launcher/run_config.h), read and resolved
+by the launcher's own code through ``stepscope._core`` (src/launcher/job_run_config.h): this
+module holds no default and no validation of its own, so a setting means here exactly what it
+means to ``stepscope run``.
 
-Contract with the consumers (the detail-window engine, ``stepscope.torch``) — two functions and
+- ``STEPSCOPE_CONFIG`` names the ``<node>/config.json`` that ``stepscope run`` wrote: its values as
+  the launcher resolved them (defaults < config file < environment < flags).
+- ``STEPSCOPE_CONFIG`` names a config file (``stepscope.toml`` or ``.json``, as ``stepscope run
+  --config`` takes it), or is not set (a script that calls ``stepscope.start()`` itself): the
+  defaults < that file < the ``STEPSCOPE_*`` variables, resolved as the launcher resolves them.
+- Keyword arguments given in Python come last and win.
+
+Contract with the consumers (the detail-window engine, ``stepscope.torch``) — these functions and
 these JSON shapes, nothing else:
 
 ``load_run_config(**overrides) -> dict``::
@@ -26,9 +34,11 @@ these JSON shapes, nothing else:
   Keyword overrides: ``torch`` (bool), ``detail`` (list of window dicts; ``[]`` for none),
   ``detailed_steps`` / ``python_steps`` / ``dataloader_steps`` (``"START:COUNT"``, a
   ``(start, count)`` pair, or ``"none"``: replaces the windows of that kind) and
-  ``python_profiler``; ``None`` means "not given". Without ``STEPSCOPE_CONFIG`` (a script that
-  calls ``stepscope.start()`` itself) the defaults and the ``STEPSCOPE_*`` variables of those keys
-  are used. Invalid values raise ValueError with a one-line message.
+  ``python_profiler``; ``None`` means "not given". Invalid values raise ValueError with the
+  launcher's one-line message, which names the setting and what to use.
+
+``normalize_window(window, origin) -> window`` and ``default_detail() -> [window, ...]`` — one
+window validated and normalised, and the default windows, by the launcher's rules.
 
 ``ControlWatcher(node_dir=None).poll() -> [control, ...]`` — new control files of
 ``<node>/control/`` in sequence order, each seen once per watcher::
@@ -56,16 +66,11 @@ from stepscope import _core
 
 __all__ = ["ControlWatcher", "default_detail", "load_run_config", "normalize_window", "record_applied"]
 
-SCHEMA_VERSION = 1
+# The vocabulary of windows, in the recorder's phase order (the detail-window engine indexes it).
 KINDS = ("operators", "python", "dataloader")
 PHASES = ("TRAIN", "EVAL", "PREDICT", "GLOBAL")
 PROFILERS = ("cprofile", "sampling")
 TIMERS = ("total_time", "cpu_time", "off_cpu_time", "cycle")
-WINDOW_KEYS = ("kind", "start_step", "num_steps", "start_unix_time", "duration_s", "phase", "profiler", "timer")
-# Keys a Python process may override, in the order they apply (as in the launcher).
-OVERRIDE_KEYS = ("torch", "detail", "detailed_steps", "python_steps", "dataloader_steps", "python_profiler")
-_STEPS_KEYS = {"detailed_steps": "operators", "python_steps": "python", "dataloader_steps": "dataloader"}
-_FORMS = "give start_step and num_steps, or start_unix_time and duration_s"
 # Coarse file systems (NFS, some FUSE) keep whole-second mtimes, so a file created in the second
 # of our last listing may leave the mtime unchanged; there (and only there: a fine-grained mtime
 # is a whole second once in 10^9) a recent unchanged mtime is listed again. See control_watcher.h.
@@ -76,197 +81,43 @@ def _is_whole(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and abs(value) != float("inf")
+def _as_json(value, origin):
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{origin}: {error}; use numbers, strings, lists and dicts only") from None
 
 
 def normalize_window(window, origin="detail window"):
     """A validated copy of `window` with all eight keys and the defaults filled in."""
-    if not isinstance(window, dict):
-        raise ValueError(f"{origin}: a detail window must be a dict with kind and start_step+num_steps "
-                         f"or start_unix_time+duration_s, not {window!r}")
-    for key in window:
-        if key not in WINDOW_KEYS:
-            raise ValueError(f"{origin}: unknown key {key!r} in a detail window; known keys: {', '.join(WINDOW_KEYS)}")
-    w = {key: window.get(key) for key in WINDOW_KEYS}
-    if w["kind"] not in KINDS:
-        raise ValueError(f"{origin}: unknown detail kind {w['kind']!r}; use operators, python or dataloader")
-    for key in ("start_step", "num_steps"):
-        if w[key] is not None and not _is_whole(w[key]):
-            raise ValueError(f"{origin}: {key} must be a whole number, not {w[key]!r}")
-    for key in ("start_unix_time", "duration_s"):
-        if w[key] is not None and not _is_number(w[key]):
-            raise ValueError(f"{origin}: {key} must be a number, not {w[key]!r}")
-    any_step = w["start_step"] is not None or w["num_steps"] is not None
-    any_time = w["start_unix_time"] is not None or w["duration_s"] is not None
-    if any_step and any_time:
-        raise ValueError(f"{origin}: a window is steps or time, not both; {_FORMS}")
-    if not any_step and not any_time:
-        raise ValueError(f"{origin}: the window has no start; {_FORMS}")
-    if any_step and (w["start_step"] is None or w["num_steps"] is None):
-        raise ValueError(f"{origin}: start_step and num_steps go together; {_FORMS}")
-    if any_time and (w["start_unix_time"] is None or w["duration_s"] is None):
-        raise ValueError(f"{origin}: start_unix_time and duration_s go together; {_FORMS}")
-    if any_step and w["start_step"] < 0:
-        raise ValueError(f"{origin}: start_step {w['start_step']} is negative; steps count from 0")
-    if any_step and w["num_steps"] < 1:
-        raise ValueError(f"{origin}: num_steps must be at least 1, not {w['num_steps']}")
-    if any_time and w["start_unix_time"] <= 0:
-        raise ValueError(f"{origin}: start_unix_time must be seconds since 1970 (e.g. time.time())")
-    if any_time and w["duration_s"] <= 0:
-        raise ValueError(f"{origin}: duration_s must be more than 0, not {w['duration_s']}")
-    if any_time:
-        w["start_unix_time"] = float(w["start_unix_time"])
-        w["duration_s"] = float(w["duration_s"])
-    if w["phase"] is not None:
-        if not isinstance(w["phase"], str) or w["phase"].upper() not in PHASES:
-            raise ValueError(f"{origin}: unknown phase {w['phase']!r}; use TRAIN, EVAL, PREDICT or GLOBAL")
-        w["phase"] = w["phase"].upper()
-    elif any_step:
-        w["phase"] = "TRAIN"
-    if w["kind"] != "python" and (w["profiler"] is not None or w["timer"] is not None):
-        raise ValueError(f"{origin}: profiler and timer apply to python windows only, not to {w['kind']} windows")
-    if w["profiler"] is not None and w["profiler"] not in PROFILERS:
-        raise ValueError(f"{origin}: unknown Python profiler {w['profiler']!r}; use cprofile or sampling")
-    if w["timer"] is not None and w["timer"] not in TIMERS:
-        raise ValueError(f"{origin}: unknown timer {w['timer']!r}; use total_time, cpu_time, off_cpu_time or cycle")
-    if w["timer"] is not None and w["profiler"] == "sampling":
-        raise ValueError(f"{origin}: timer applies to the cprofile profiler only; drop it for sampling")
-    if w["kind"] == "python":
-        w["profiler"] = w["profiler"] or "cprofile"
-        if w["profiler"] == "cprofile" and w["timer"] is None:
-            w["timer"] = "cycle"
-    return w
+    return json.loads(_core.normalize_detail_window(_as_json(window, origin), origin))
 
 
 def default_detail():
     """SageMaker's defaults: operators step 5 x1, data loader step 7 x1, Python steps 9-11."""
-    return [
-        normalize_window({"kind": "operators", "start_step": 5, "num_steps": 1}),
-        normalize_window({"kind": "dataloader", "start_step": 7, "num_steps": 1}),
-        normalize_window({"kind": "python", "start_step": 9, "num_steps": 3, "profiler": "cprofile", "timer": "cycle"}),
-    ]
+    return json.loads(_core.default_detail_windows())
 
 
-def _step_window(kind, value, origin):
-    if isinstance(value, (tuple, list)) and len(value) == 2 and all(_is_whole(v) for v in value):
-        start, count = value
-    else:
-        text = str(value)
-        start_text, colon, count_text = text.partition(":")
-        if not (colon and start_text.isdigit() and count_text.isdigit()):
-            raise ValueError(f"{origin}: {text!r} is not START:COUNT; use e.g. 9:3 for steps 9, 10 and 11")
-        start, count = int(start_text), int(count_text)
-    return normalize_window({"kind": kind, "start_step": start, "num_steps": count}, origin)
-
-
-def _is_none(value):
-    return isinstance(value, str) and value.lower() in ("none", "off")
-
-
-def _parse_bool(value, origin):
+def _override_text(key, value, origin):
+    """A keyword argument in the text form the launcher's flags and variables take."""
     if isinstance(value, bool):
-        return value
-    text = str(value).lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"{origin}: torch must be true or false (1 or 0), not {value!r}")
-
-
-def _apply(config, key, value, source, origin):
-    """Sets one key (launcher semantics, run_config.h) and records its source."""
-    if key == "torch":
-        config["torch"] = _parse_bool(value, origin)
-    elif key == "detail":
-        if _is_none(value):
-            windows = []
-        else:
-            if isinstance(value, str):
-                try:
-                    value = json.loads(value)
-                except ValueError:
-                    raise ValueError(f"{origin}: detail must be a JSON list of windows or none") from None
-            if not isinstance(value, (list, tuple)):
-                raise ValueError(f"{origin}: detail must be a list of windows, not {value!r}")
-            windows = [normalize_window(w, f"{origin}: detail window {i + 1}") for i, w in enumerate(value)]
-        config["detail"] = windows
-        config["sources"]["detail"] = source
-    elif key in _STEPS_KEYS:
-        kind = _STEPS_KEYS[key]
-        window = None if _is_none(value) else _step_window(kind, value, origin)
-        kept, placed = [], False
-        for w in config["detail"]:
-            if w["kind"] != kind:
-                kept.append(w)
-            elif not placed and window is not None:
-                kept.append(window)
-                placed = True
-        if not placed and window is not None:
-            kept.append(window)
-        config["detail"] = kept
-        config["sources"]["detail"] = source
-    elif key == "python_profiler":
-        if value not in PROFILERS:
-            raise ValueError(f"{origin}: unknown Python profiler {value!r}; use cprofile or sampling")
-        config["python_profiler"] = value
-    else:
-        raise ValueError(f"{origin}: unknown setting {key!r}; settings a Python process may change: "
-                         f"{', '.join(OVERRIDE_KEYS)}")
-    config["sources"][key] = source
-
-
-def _defaults():
-    keys = ("out", "job", "node", "interval", "torch", "python_profiler", "detail")
-    return {"schema_version": SCHEMA_VERSION, "out": "stepscope-runs", "job": "", "node": "", "interval": "500ms",
-            "interval_ns": 500_000_000, "torch": True, "python_profiler": None, "detail": default_detail(),
-            "sources": {key: "default" for key in keys}}
-
-
-def _read_config_file(path):
-    origin = f"STEPSCOPE_CONFIG {path}"
-    try:
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{origin}: cannot be read ({error}); it is written by `stepscope run`") from None
-    if not isinstance(config, dict) or not isinstance(config.get("detail"), list):
-        raise ValueError(f"{origin}: not a stepscope run config; it is written by `stepscope run`")
-    config["torch"] = _parse_bool(config.get("torch", True), origin)
-    config["detail"] = [normalize_window(w, f"{origin}: detail window {i + 1}") for i, w in enumerate(config["detail"])]
-    if config.setdefault("python_profiler", None) not in (None, *PROFILERS):
-        raise ValueError(f"{origin}: unknown Python profiler {config['python_profiler']!r}; use cprofile or sampling")
-    if not isinstance(config.get("sources"), dict):
-        config["sources"] = {}
-    return config
+        return "true" if value else "false"
+    if key == "detail" and not isinstance(value, str):
+        return _as_json(list(value) if isinstance(value, tuple) else value, origin)
+    if key.endswith("_steps") and isinstance(value, (tuple, list)) and len(value) == 2 and all(map(_is_whole, value)):
+        return f"{value[0]}:{value[1]}"
+    return str(value)
 
 
 def load_run_config(**overrides):
     """The resolved run configuration (shape in the module docstring), keyword arguments last."""
-    path = os.environ.get("STEPSCOPE_CONFIG")
-    if path:
-        config = _read_config_file(path)
-    else:
-        config = _defaults()
-        for key in OVERRIDE_KEYS:
-            name = "STEPSCOPE_" + key.upper()
-            if name in os.environ:
-                _apply(config, key, os.environ[name], "environment", name)
-    for key in overrides:
-        if key not in OVERRIDE_KEYS:
-            raise ValueError(f"keyword argument {key!r}: unknown setting; settings a Python process may change: "
-                             f"{', '.join(OVERRIDE_KEYS)}")
-    for key in OVERRIDE_KEYS:
-        if overrides.get(key) is not None:
-            _apply(config, key, overrides[key], "keyword argument", f"keyword argument {key}")
-    profiler = config.get("python_profiler")
-    if profiler is not None:  # applies to every python window, whichever layer added it
-        for w in config["detail"]:
-            if w["kind"] == "python" and w["profiler"] != profiler:
-                w["profiler"] = profiler
-                w["timer"] = "cycle" if profiler == "cprofile" else None
-    return config
+    known = _core.job_override_keys()
+    pairs = []
+    for key, value in overrides.items():
+        if value is None and key in known:
+            continue  # not given
+        pairs.append((key, _override_text(key, value, f"keyword argument {key}")))
+    return json.loads(_core.resolve_run_config(os.environ.get("STEPSCOPE_CONFIG", ""), pairs))
 
 
 def _sequence_of(name):

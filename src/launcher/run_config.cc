@@ -126,6 +126,7 @@ const char* ConfigSourceName(ConfigSource source) {
     case ConfigSource::kFile: return "config file";
     case ConfigSource::kEnvironment: return "environment";
     case ConfigSource::kFlag: return "flag";
+    case ConfigSource::kKeywordArgument: return "keyword argument";
   }
   return "default";
 }
@@ -378,15 +379,20 @@ Status ApplyRunConfigEnvironment(RunConfig& config, char** environ) {
   return OkStatus();
 }
 
-Status ApplyRunConfigFlags(RunConfig& config, std::vector<std::pair<std::string, std::string>> flag_values) {
+Status ApplyRunConfigValues(RunConfig& config, std::vector<std::pair<std::string, std::string>> values,
+                            ConfigSource source, const std::function<std::string(const std::string&)>& origin_of) {
   const auto& keys = RunConfigKeys();
   auto rank = [&](const std::string& key) { return std::find(keys.begin(), keys.end(), key) - keys.begin(); };
-  std::stable_sort(flag_values.begin(), flag_values.end(),
+  std::stable_sort(values.begin(), values.end(),
                    [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
-  for (const auto& [key, value] : flag_values) {
-    STEPSCOPE_RETURN_IF_ERROR(SetRunConfigValue(config, key, value, ConfigSource::kFlag, FlagForKey(key)));
+  for (const auto& [key, value] : values) {
+    STEPSCOPE_RETURN_IF_ERROR(SetRunConfigValue(config, key, value, source, origin_of(key)));
   }
   return OkStatus();
+}
+
+Status ApplyRunConfigFlags(RunConfig& config, std::vector<std::pair<std::string, std::string>> flag_values) {
+  return ApplyRunConfigValues(config, std::move(flag_values), ConfigSource::kFlag, FlagForKey);
 }
 
 StatusOr<RunConfig> ResolveRunConfig(const RunConfigLayers& layers) {
@@ -428,6 +434,62 @@ nlohmann::json RunConfigToJson(const RunConfig& config, const std::string& job, 
       {"detail", DetailWindowsToJson(ResolvedDetailWindows(config))},
       {"sources", sources},
   };
+}
+
+StatusOr<RunConfig> RunConfigFromJson(const nlohmann::json& json, const std::string& origin) {
+  const std::string hint = "; it is written by `stepscope run`";
+  if (!json.is_object() || !json.contains("schema_version")) {
+    return InvalidArgumentError(origin + ": not a stepscope run config" + hint);
+  }
+  const nlohmann::json& schema = json["schema_version"];
+  if (!schema.is_number_integer() || schema.get<int64_t>() < 1) {
+    return InvalidArgumentError(origin + ": schema_version must be a whole number from 1" + hint);
+  }
+  if (schema.get<int64_t>() > kRunConfigSchemaVersion) {
+    return InvalidArgumentError(origin + ": written by a newer stepscope (schema " + schema.dump() +
+                                "); run the job with the stepscope that launched it");
+  }
+  RunConfig config;
+  // Each key is optional (the defaults stand in) but must have its type when present.
+  auto text = [&](const char* key, std::string& field) -> Status {
+    auto it = json.find(key);
+    if (it == json.end() || it->is_null()) return OkStatus();
+    if (!it->is_string()) return InvalidArgumentError(origin + ": " + key + " must be a string" + hint);
+    field = it->get<std::string>();
+    return OkStatus();
+  };
+  STEPSCOPE_RETURN_IF_ERROR(text("out", config.out));
+  STEPSCOPE_RETURN_IF_ERROR(text("job", config.job));
+  STEPSCOPE_RETURN_IF_ERROR(text("node", config.node));
+  if (auto it = json.find("interval_ns"); it != json.end() && !it->is_null()) {
+    if (!it->is_number_integer()) return InvalidArgumentError(origin + ": interval_ns must be a whole number" + hint);
+    config.interval_ns = it->get<int64_t>();
+  }
+  if (auto it = json.find("torch"); it != json.end() && !it->is_null()) {
+    if (!it->is_boolean()) return InvalidArgumentError(origin + ": torch must be true or false" + hint);
+    config.torch = it->get<bool>();
+  }
+  if (auto it = json.find("python_profiler"); it != json.end() && !it->is_null()) {
+    std::string name = it->is_string() ? it->get<std::string>() : it->dump();
+    STEPSCOPE_ASSIGN_OR_RETURN(config.python_profiler, ParsePythonProfiler(name, origin));
+  }
+  std::map<std::string, ConfigSource> sources;
+  if (auto it = json.find("sources"); it != json.end() && it->is_object()) {
+    for (const auto& [key, name] : it->items()) {
+      for (ConfigSource source : {ConfigSource::kDefault, ConfigSource::kFile, ConfigSource::kEnvironment,
+                                  ConfigSource::kFlag, ConfigSource::kKeywordArgument}) {
+        if (name.is_string() && name.get<std::string>() == ConfigSourceName(source)) sources[key] = source;
+      }
+    }
+  }
+  auto detail = json.find("detail");
+  if (detail == json.end()) return InvalidArgumentError(origin + ": not a stepscope run config (no detail)" + hint);
+  STEPSCOPE_ASSIGN_OR_RETURN(std::vector<DetailWindow> windows, DetailWindowsFromJson(*detail, origin));
+  const ConfigSource detail_from = sources.count("detail") ? sources["detail"] : ConfigSource::kDefault;
+  config.detail.clear();
+  for (DetailWindow& window : windows) config.detail.push_back({std::move(window), detail_from});
+  config.sources = std::move(sources);
+  return config;
 }
 
 nlohmann::json RunConfigManifestEntries(const RunConfig& config) {

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,8 +41,9 @@
 
 namespace stepscope::launcher {
 
-// Where a setting's value came from, lowest precedence first.
-enum class ConfigSource { kDefault, kFile, kEnvironment, kFlag };
+// Where a setting's value came from, lowest precedence first. kKeywordArgument is the job's own
+// layer: keyword arguments given in Python (job_run_config.h), above the launcher's.
+enum class ConfigSource { kDefault, kFile, kEnvironment, kFlag, kKeywordArgument };
 const char* ConfigSourceName(ConfigSource source);
 
 // A detail window and the layer that put it in the list.
@@ -103,7 +105,10 @@ Status ApplyRunConfigText(RunConfig& config, std::string_view text, const std::s
 // Applies the STEPSCOPE_<KEY> variables that are set.
 Status ApplyRunConfigEnvironment(RunConfig& config, char** environ);
 
-// Applies (key, text) pairs from flags in key order; messages name the flag (--python-steps).
+// Applies (key, text) pairs of one layer in key order; `origin_of(key)` names each in messages.
+Status ApplyRunConfigValues(RunConfig& config, std::vector<std::pair<std::string, std::string>> values,
+                            ConfigSource source, const std::function<std::string(const std::string&)>& origin_of);
+// The same for flags; messages name the flag (--python-steps).
 Status ApplyRunConfigFlags(RunConfig& config, std::vector<std::pair<std::string, std::string>> flag_values);
 
 // The layers over the defaults, lowest precedence first.
@@ -128,8 +133,12 @@ std::vector<DetailWindow> ResolvedDetailWindows(const RunConfig& config);
 //   {"schema_version": 1, "out": str, "job": str, "node": str, "interval": "500ms",
 //    "interval_ns": int, "torch": bool, "python_profiler": "cprofile"|"sampling"|null,
 //    "detail": [normalised windows, detail_window.h], "sources": {key: "default"|"config file"|
-//    "environment"|"flag"} for out, job, node, interval, torch, python_profiler, detail}
+//    "environment"|"flag"|"keyword argument"} for out, job, node, interval, torch,
+//    python_profiler, detail}
 nlohmann::json RunConfigToJson(const RunConfig& config, const std::string& job, const std::string& node);
+// Its reader, for the job's processes (job_run_config.h): the values as the launcher resolved
+// them, each window and source as written. `origin` names the file in messages.
+StatusOr<RunConfig> RunConfigFromJson(const nlohmann::json& json, const std::string& origin);
 
 // The manifest's config entries for torch, python_profiler and detail, in its {"value", "from"}
 // shape; detail also lists each window's source in "windows_from".

@@ -1,5 +1,6 @@
-"""stepscope._config on its own: load_run_config() layering and validation, ControlWatcher.poll()
-and record_applied(), as the detail-window engine uses them."""
+"""stepscope._config on its own: load_run_config() layering and validation (the launcher's model,
+through stepscope._core), ControlWatcher.poll() and record_applied(), as the detail-window engine
+uses them."""
 import json
 import os
 import subprocess
@@ -118,12 +119,34 @@ def test_invalid_values_raise_one_line_value_errors(clean_env, overrides, expect
 
 def test_a_missing_or_broken_launcher_file_is_an_error_naming_it(clean_env, tmp_path):
     clean_env.setenv("STEPSCOPE_CONFIG", str(tmp_path / "absent.json"))
-    with pytest.raises(ValueError, match="absent.json: cannot be read"):
+    with pytest.raises(ValueError, match="STEPSCOPE_CONFIG '.*absent.json' cannot be read"):
         _config.load_run_config()
-    (tmp_path / "bad.json").write_text('{"detail": "x"}')
+    (tmp_path / "bad.json").write_text('{"schema_version": 1, "detail": "x"}')
     clean_env.setenv("STEPSCOPE_CONFIG", str(tmp_path / "bad.json"))
-    with pytest.raises(ValueError, match="not a stepscope run config"):
+    with pytest.raises(ValueError, match="STEPSCOPE_CONFIG '.*bad.json': detail must be a list of windows"):
         _config.load_run_config()
+
+
+def test_a_config_file_in_stepscope_config_is_layered_like_the_launchers(clean_env, tmp_path):
+    (tmp_path / "stepscope.toml").write_text('[[detail]]\nkind = "python"\nstart_step = 4\nnum_steps = 1\n')
+    clean_env.setenv("STEPSCOPE_CONFIG", str(tmp_path / "stepscope.toml"))
+    clean_env.setenv("STEPSCOPE_DATALOADER_STEPS", "6:1")  # the environment is above the file
+    config = _config.load_run_config()
+    assert config["detail"] == [window("python", 4, 1), window("dataloader", 6, 1)]
+    assert config["sources"]["detail"] == "environment"
+    (tmp_path / "stepscope.toml").write_text('colour = "red"\n')
+    with pytest.raises(ValueError, match="stepscope.toml': unknown setting 'colour'"):
+        _config.load_run_config()
+
+
+def test_windows_are_normalised_by_the_launchers_rules(clean_env):
+    assert _config.normalize_window({"kind": "python", "start_step": 2, "num_steps": 1, "phase": "eval"}) == \
+        window("python", 2, 1, phase="EVAL")
+    assert _config.default_detail() == [window("operators", 5, 1), window("dataloader", 7, 1), window("python", 9, 3)]
+    with pytest.raises(ValueError, match="^control 3: unknown timer 'wall'"):
+        _config.normalize_window({"kind": "python", "start_step": 1, "num_steps": 1, "timer": "wall"}, "control 3")
+    with pytest.raises(ValueError, match="^w: Out of range float values are not JSON compliant"):
+        _config.normalize_window({"kind": "python", "start_unix_time": float("nan"), "duration_s": 1}, "w")
 
 
 def write_control(node_dir, sequence, **body):

@@ -2,23 +2,18 @@
 
 #include <algorithm>
 #include <bit>
-#include <iterator>
 
 namespace stepscope::rules {
 namespace {
 
-bool ByValue(const SortedRuns::Entry& a, const SortedRuns::Entry& b) { return a.value < b.value; }
-
-// First entry of `run` with value > x.
-std::vector<SortedRuns::Entry>::const_iterator FirstAbove(const std::vector<SortedRuns::Entry>& run, double x) {
-  return std::upper_bound(run.begin(), run.end(), x,
-                          [](double v, const SortedRuns::Entry& e) { return v < e.value; });
+// Index of the first value of `values` > x.
+size_t FirstAbove(const std::vector<double>& values, double x) {
+  return static_cast<size_t>(std::upper_bound(values.begin(), values.end(), x) - values.begin());
 }
 
-// First entry of `run` with value >= x.
-std::vector<SortedRuns::Entry>::const_iterator FirstAtLeast(const std::vector<SortedRuns::Entry>& run, double x) {
-  return std::lower_bound(run.begin(), run.end(), x,
-                          [](const SortedRuns::Entry& e, double v) { return e.value < v; });
+// Index of the first value of `values` >= x.
+size_t FirstAtLeast(const std::vector<double>& values, double x) {
+  return static_cast<size_t>(std::lower_bound(values.begin(), values.end(), x) - values.begin());
 }
 
 }  // namespace
@@ -27,34 +22,52 @@ void SortedRuns::Add(std::vector<Entry> batch) {
   if (batch.empty()) return;
   size_ += batch.size();
   for (const Entry& entry : batch) max_index_ = std::max(max_index_, entry.index);
-  std::sort(batch.begin(), batch.end(), ByValue);
-  runs_.push_back(std::move(batch));
+  std::sort(batch.begin(), batch.end(), [](const Entry& a, const Entry& b) { return a.value < b.value; });
+  Run run;
+  run.values.reserve(batch.size());
+  run.indices.reserve(batch.size());
+  for (const Entry& entry : batch) {
+    run.values.push_back(entry.value);
+    run.indices.push_back(static_cast<uint32_t>(entry.index));
+  }
+  batch = {};
+  runs_.push_back(std::move(run));
   // Merge the newest run into its predecessor while it is at least half as large: run sizes then
   // at least halve from one run to the next, so there are O(log n) runs and every value takes
   // part in O(log n) merges.
-  while (runs_.size() >= 2 && 2 * runs_.back().size() >= runs_[runs_.size() - 2].size()) {
-    std::vector<Entry> newest = std::move(runs_.back());
+  while (runs_.size() >= 2 && 2 * runs_.back().values.size() >= runs_[runs_.size() - 2].values.size()) {
+    const Run newest = std::move(runs_.back());
     runs_.pop_back();
-    std::vector<Entry>& older = runs_.back();
-    std::vector<Entry> merged;
-    merged.reserve(older.size() + newest.size());
-    std::merge(older.begin(), older.end(), newest.begin(), newest.end(), std::back_inserter(merged), ByValue);
+    Run& older = runs_.back();
+    Run merged;
+    const size_t total = older.values.size() + newest.values.size();
+    merged.values.reserve(total);
+    merged.indices.reserve(total);
+    // As std::merge: on equal values the older run's entry first.
+    size_t a = 0, b = 0;
+    while (a < older.values.size() || b < newest.values.size()) {
+      const bool take_newest =
+          a == older.values.size() || (b < newest.values.size() && newest.values[b] < older.values[a]);
+      const Run& from = take_newest ? newest : older;
+      size_t& at = take_newest ? b : a;
+      merged.values.push_back(from.values[at]);
+      merged.indices.push_back(from.indices[at]);
+      ++at;
+    }
     older = std::move(merged);
   }
 }
 
 size_t SortedRuns::CountAbove(double x) const {
   size_t count = 0;
-  for (const std::vector<Entry>& run : runs_) count += static_cast<size_t>(run.end() - FirstAbove(run, x));
+  for (const Run& run : runs_) count += run.values.size() - FirstAbove(run.values, x);
   return count;
 }
 
 size_t SortedRuns::CountBetween(double low, double high) const {
   if (!(low <= high)) return 0;
   size_t count = 0;
-  for (const std::vector<Entry>& run : runs_) {
-    count += static_cast<size_t>(FirstAbove(run, high) - FirstAtLeast(run, low));
-  }
+  for (const Run& run : runs_) count += FirstAbove(run.values, high) - FirstAtLeast(run.values, low);
   return count;
 }
 
@@ -68,8 +81,10 @@ std::vector<size_t> SortedRuns::IndicesAbove(double x) const {
   const size_t words = max_index_ / 64 + 1;
   if (words <= 8 * count) {
     std::vector<uint64_t> bits(words, 0);
-    for (const std::vector<Entry>& run : runs_) {
-      for (auto it = FirstAbove(run, x); it != run.end(); ++it) bits[it->index / 64] |= uint64_t{1} << (it->index % 64);
+    for (const Run& run : runs_) {
+      for (size_t i = FirstAbove(run.values, x); i < run.indices.size(); ++i) {
+        bits[run.indices[i] / 64] |= uint64_t{1} << (run.indices[i] % 64);
+      }
     }
     for (size_t word = 0; word < words; ++word) {
       for (uint64_t rest = bits[word]; rest != 0; rest &= rest - 1) {
@@ -80,8 +95,8 @@ std::vector<size_t> SortedRuns::IndicesAbove(double x) const {
     if (indices.size() == count) return indices;
     indices.clear();
   }
-  for (const std::vector<Entry>& run : runs_) {
-    for (auto it = FirstAbove(run, x); it != run.end(); ++it) indices.push_back(it->index);
+  for (const Run& run : runs_) {
+    for (size_t i = FirstAbove(run.values, x); i < run.indices.size(); ++i) indices.push_back(run.indices[i]);
   }
   std::sort(indices.begin(), indices.end());
   return indices;
@@ -90,9 +105,9 @@ std::vector<size_t> SortedRuns::IndicesAbove(double x) const {
 std::vector<double> SortedRuns::SortedValues() const {
   std::vector<double> values;
   values.reserve(size_);
-  for (const std::vector<Entry>& run : runs_) {
+  for (const Run& run : runs_) {
     const size_t middle = values.size();
-    for (const Entry& entry : run) values.push_back(entry.value);
+    values.insert(values.end(), run.values.begin(), run.values.end());
     std::inplace_merge(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(middle), values.end());
   }
   return values;

@@ -7,6 +7,10 @@
 // and merging each window's batch into it still moves the whole history once per window; this
 // keeps sorted runs of geometrically decreasing sizes instead (a binary counter of runs, as in
 // a log-structured merge tree), so each value is merged O(log n) times in all.
+//
+// Memory: a run is two arrays, values and 32-bit indices: 12 bytes an entry where an array of
+// (double, size_t) pairs takes 16, and a merge holds both runs and their union for a moment. A
+// day's run holds ~350,000 steps per series (StepOutlier), the report's peak holds all of them.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +23,7 @@ class SortedRuns {
  public:
   struct Entry {
     double value = 0;
-    size_t index = 0;  // the caller's position of the value (e.g. in its arrival order)
+    size_t index = 0;  // the caller's position of the value (e.g. in its arrival order); < 2^32
   };
 
   // Adds a batch (any order). NaN values are not supported (callers add finite durations).
@@ -37,7 +41,11 @@ class SortedRuns {
   std::vector<double> SortedValues() const;
 
  private:
-  std::vector<std::vector<Entry>> runs_;  // each sorted by value; sizes decrease geometrically
+  struct Run {
+    std::vector<double> values;     // ascending
+    std::vector<uint32_t> indices;  // indices[i] is the caller's index of values[i]
+  };
+  std::vector<Run> runs_;  // sizes decrease geometrically
   size_t size_ = 0;
   size_t max_index_ = 0;
 };

@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -67,26 +68,53 @@ std::string FormatSeconds(double seconds) {
   return text;
 }
 
+// One step as the statistics and findings need it: 24 bytes, since a day holds ~350,000 steps
+// per (node, phase) and the report holds every rule's steps at once. What a step rarely needs
+// sits beside it in StepSeries (flags, odd_numbers).
 struct StepRecord {
-  int64_t number = -1;
-  nlohmann::json number_json;  // the step number as the trace typed it (args.step_num)
+  int64_t number = -1;  // FrameworkEvent::step
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  bool disturbed = false;
 };
+
+// StepSeries::flags: disturbed, and how the trace typed the step number (args.step_num).
+constexpr uint8_t kDisturbed = 1;
+constexpr uint8_t kNumberAsText = 2;  // the decimal text of `number` ("12", as SageMaker writes it)
+constexpr uint8_t kNumberOther = 4;   // neither the number nor its text: in odd_numbers
 
 // All steps of one (node, phase), in the order seen.
 struct StepSeries {
   std::string node_name;
   uint32_t node = 0;
   std::vector<double> durations_s;
-  std::vector<StepRecord> steps;
+  std::deque<StepRecord> steps;   // a deque grows without copying what it holds
+  std::vector<uint8_t> flags;     // per step
+  std::map<size_t, nlohmann::json> odd_numbers;  // by step index: kNumberOther step numbers
   // Left-to-right sum of durations_s: bit-identical to analysis::Mean's accumulate.
   double sum_s = 0;
   // Welford's running mean and sum of squared deviations: σ to within rounding.
   double welford_mean_s = 0;
   double welford_m2 = 0;
   SortedRuns sorted;  // durations_s with their indices
+
+  bool disturbed(size_t j) const { return (flags[j] & kDisturbed) != 0; }
+  // The step number as the trace typed it.
+  nlohmann::json NumberJson(size_t j) const {
+    if ((flags[j] & kNumberOther) != 0) return odd_numbers.at(j);
+    if ((flags[j] & kNumberAsText) != 0) return std::to_string(steps[j].number);
+    return steps[j].number;
+  }
+  void Add(const StepRecord& step, const nlohmann::json& number, bool is_disturbed) {
+    uint8_t flag = is_disturbed ? kDisturbed : 0;
+    if (number.is_string() && number.get_ref<const std::string&>() == std::to_string(step.number)) {
+      flag |= kNumberAsText;
+    } else if (!number.is_number_integer() || number.get<int64_t>() != step.number) {
+      flag |= kNumberOther;
+      odd_numbers.emplace(steps.size(), number);
+    }
+    steps.push_back(step);
+    flags.push_back(flag);
+  }
 };
 
 // The statistics of a (node, phase) as of a window, the values numpy would give.
@@ -156,9 +184,9 @@ class StepOutlierRule final : public Rule {
       const double delta = duration_s - series.welford_mean_s;
       series.welford_mean_s += delta / static_cast<double>(series.durations_s.size());
       series.welford_m2 += delta * (duration_s - series.welford_mean_s);
-      series.steps.push_back(StepRecord{event.step, StepNumberJson(model, event), event.start_ns, event.end_ns,
-                                        model.IsDisturbedStep(event)});
-      window_steps.try_emplace({node_name, series.steps.back().number_json.dump()}, event.start_ns, event.end_ns);
+      const nlohmann::json number = StepNumberJson(model, event);
+      series.Add(StepRecord{event.step, event.start_ns, event.end_ns}, number, model.IsDisturbedStep(event));
+      window_steps.try_emplace({node_name, number.dump()}, event.start_ns, event.end_ns);
     }
     for (auto& [series, batch] : batches) series->sorted.Add(std::move(batch));
 
@@ -182,7 +210,7 @@ class StepOutlierRule final : public Rule {
         // What ran during the outlier steps whose numbers this window's steps carry (the
         // reference looks only at this window's steps).
         for (size_t j : outliers) {
-          auto step = window_steps.find({node_name, series.steps[j].number_json.dump()});
+          auto step = window_steps.find({node_name, series.NumberJson(j).dump()});
           if (step == window_steps.end()) continue;
           activity_.AddOver(model, series.node, step->second.first, step->second.second);
         }
@@ -274,7 +302,7 @@ class StepOutlierRule final : public Rule {
       const analysis::Histogram histogram = analysis::EqualBinHistogram(normal, kHistogramBins);
       nlohmann::json outlier_numbers = nlohmann::json::array();
       for (size_t j = 0; j < values.size(); ++j) {
-        if (values[j] > stats.threshold) outlier_numbers.push_back(series.steps[j].number_json);
+        if (values[j] > stats.threshold) outlier_numbers.push_back(series.NumberJson(j));
       }
       nlohmann::json probs = nlohmann::json::array();
       for (double count : histogram.counts) probs.push_back(static_cast<int64_t>(count));
@@ -330,10 +358,14 @@ class StepOutlierRule final : public Rule {
     finding.recommendation = report_.recommendation;
     finding.next_step = "Open the timeline at the first outlier step and compare it with a normal step.";
 
-    std::vector<StepRecord> steps;
-    for (size_t j : outliers) steps.push_back(series.steps[j]);
+    struct OutlierStep {
+      StepRecord step;
+      bool disturbed = false;
+    };
+    std::vector<OutlierStep> steps;
+    for (size_t j : outliers) steps.push_back({series.steps[j], series.disturbed(j)});
     std::stable_sort(steps.begin(), steps.end(),
-                     [](const StepRecord& a, const StepRecord& b) { return a.number < b.number; });
+                     [](const OutlierStep& a, const OutlierStep& b) { return a.step.number < b.step.number; });
     double outlier_excess_s = 0;
     for (size_t j : outliers) outlier_excess_s += series.durations_s[j] - mean;
     const double total_s = mean * static_cast<double>(series.durations_s.size());
@@ -345,26 +377,26 @@ class StepOutlierRule final : public Rule {
     size_t begin = 0;
     while (begin < steps.size()) {
       size_t end = begin + 1;
-      while (end < steps.size() && steps[end].number == steps[end - 1].number + 1 &&
+      while (end < steps.size() && steps[end].step.number == steps[end - 1].step.number + 1 &&
              steps[end].disturbed == steps[begin].disturbed) {
         ++end;
       }
       Evidence evidence;
       evidence.node = series.node_name;
       evidence.step_phase = short_phase;
-      evidence.start_ns = steps[begin].start_ns;
-      evidence.end_ns = steps[begin].end_ns;
+      evidence.start_ns = steps[begin].step.start_ns;
+      evidence.end_ns = steps[begin].step.end_ns;
       double duration_s = 0;
       for (size_t k = begin; k < end; ++k) {
-        evidence.steps.push_back(steps[k].number);
-        evidence.start_ns = std::min(evidence.start_ns, steps[k].start_ns);
-        evidence.end_ns = std::max(evidence.end_ns, steps[k].end_ns);
-        duration_s += static_cast<double>(steps[k].end_ns - steps[k].start_ns) / 1e9;
+        evidence.steps.push_back(steps[k].step.number);
+        evidence.start_ns = std::min(evidence.start_ns, steps[k].step.start_ns);
+        evidence.end_ns = std::max(evidence.end_ns, steps[k].step.end_ns);
+        duration_s += static_cast<double>(steps[k].step.end_ns - steps[k].step.start_ns) / 1e9;
       }
       const size_t count = end - begin;
-      evidence.what = (count == 1 ? "step " + std::to_string(steps[begin].number)
-                                  : "steps " + std::to_string(steps[begin].number) + "-" +
-                                        std::to_string(steps[end - 1].number)) +
+      evidence.what = (count == 1 ? "step " + std::to_string(steps[begin].step.number)
+                                  : "steps " + std::to_string(steps[begin].step.number) + "-" +
+                                        std::to_string(steps[end - 1].step.number)) +
                       " took " + FormatSeconds(duration_s / static_cast<double>(count)) +
                       (count == 1 ? "" : " on average") + " against a mean of " + FormatSeconds(mean);
       if (steps[begin].disturbed) {

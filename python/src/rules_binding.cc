@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/problem.h"
 #include "analysis/run_loader.h"
 #include "rules/profiler_report.h"
 #include "status_exception.h"
@@ -227,12 +228,22 @@ class PythonRule final : public rules::Rule {
 };
 
 py::object RunRules(const std::string& path, const py::list& custom, const std::vector<std::string>& parameters,
-                    const std::vector<std::string>& only, const std::string& out_dir) {
+                    const std::vector<std::string>& only, const std::string& out_dir,
+                    const std::string& problems_prefix) {
   StatusOr<analysis::Model> model = [&] {
     py::gil_scoped_release release;
     return analysis::LoadRun(path);
   }();
   if (!model.ok()) ThrowStatus(model.status());
+  // The run's data-loss lines, as every C++ command prints them once it has loaded the run.
+  if (!problems_prefix.empty()) {
+    const std::string lines = analysis::FormatRunProblems(model->problems(), problems_prefix, path);
+    if (!lines.empty()) {
+      py::object err = py::module_::import("sys").attr("stderr");
+      err.attr("write")(lines);
+      err.attr("flush")();
+    }
+  }
   std::vector<std::unique_ptr<rules::Rule>> selected;
   for (const rules::RuleFactory& factory : rules::BuiltinRules()) {
     bool wanted = only.empty();
@@ -266,9 +277,11 @@ void BindRules(py::module_& module) {
            "Framework events starting in the window (dicts), optionally of one phase.");
   module.def("run_rules", &RunRules, py::arg("path"), py::arg("custom") = py::list(),
              py::arg("parameters") = std::vector<std::string>(), py::arg("only") = std::vector<std::string>(),
-             py::arg("out_dir") = std::string(),
+             py::arg("out_dir") = std::string(), py::arg("problems_prefix") = std::string(),
              "Runs the built-in rules and `custom` Python rules over a run with the ProfilerReport driver; "
-             "returns the rules.json document and writes the outputs to out_dir when given.");
+             "returns the rules.json document and writes the outputs to out_dir when given. With "
+             "problems_prefix, first writes the run's data-loss and error lines to sys.stderr, each "
+             "starting with it, as the C++ commands do.");
 }
 
 }  // namespace stepscope::python

@@ -49,4 +49,17 @@ nlohmann::json ProblemsToJson(const std::vector<Problem>& problems);
 // One line for people: "data loss: <sentence> [<name>]" ("error: ", nothing for info).
 std::string ProblemLine(const Problem& problem);
 
+// Problem lines a command shows before the rest are counted: a run with thousands of damaged
+// frames must not bury the command's own output.
+inline constexpr size_t kShownProblemLines = 10;
+
+// What every command that reads a run says about its problems, each line ending in '\n':
+// "<prefix>data loss: <sentence> [<name>]" for each always-shown problem, in order, at most
+// kShownProblemLines of them; then, when more remain, "<prefix>... and N more problems;
+// `stepscope info <run_path>` lists them". `prefix` names the command (and the run, where a
+// command reads two): "stepscope compare: RUN_A: ". Used by the C++ commands
+// (cli/run_problems.h) and by `stepscope rules --custom` (python/src/rules_binding.cc).
+std::string FormatRunProblems(const std::vector<Problem>& problems, const std::string& prefix,
+                              const std::string& run_path);
+
 }  // namespace stepscope::analysis

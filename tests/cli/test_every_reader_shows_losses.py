@@ -37,10 +37,13 @@ def lost_line(command, log_name):
                       r"\[missing_process_log\]$", re.MULTILINE)
 
 
-READERS = [["rules"], ["report"], ["summary"], ["export", "--format", "csv"], ["info", "--json"]]
+# `rules --custom` hands over to Python (stepscope.analysis.rules_cli), which loads the run itself.
+CUSTOM_RULE = str(REPO / "examples" / "rules" / "slow_steps.py")
+READERS = [["rules"], ["rules", "--custom", CUSTOM_RULE], ["report"], ["summary"], ["export", "--format", "csv"],
+           ["info", "--json"]]
 
 
-@pytest.mark.parametrize("command", READERS, ids=[c[0] for c in READERS])
+@pytest.mark.parametrize("command", READERS, ids=["rules", "rules-custom", "report", "summary", "export", "info"])
 def test_each_reader_names_the_missing_process_log(cli, run_without_its_process_log, tmp_path, command):
     run, log_name = run_without_its_process_log
     extra = ["-o", str(tmp_path / "out")] if command[0] in ("report", "export") else []

@@ -63,9 +63,10 @@ def load_rules_file(path):
     return rules
 
 
-def run_rules(run, custom=(), parameters=(), only=(), out_dir=None):
+def run_rules(run, custom=(), parameters=(), only=(), out_dir=None, problems_prefix=""):
     """Evaluates the built-in rules (`only` those named, when given) and the `custom` rule
     instances over the run directory `run`; writes <out_dir>/<Rule>.json and rules.json when
-    out_dir is given; returns the rules.json document."""
+    out_dir is given; returns the rules.json document. With `problems_prefix` (a command's
+    name, "stepscope rules: "), the run's data-loss lines go to stderr first."""
     return _core.run_rules(os.fspath(run), list(custom), list(parameters), list(only),
-                           os.fspath(out_dir) if out_dir else "")
+                           os.fspath(out_dir) if out_dir else "", problems_prefix)

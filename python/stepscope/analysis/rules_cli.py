@@ -26,7 +26,7 @@ def main(argv=None):
         custom = [rule for path in args.custom for rule in load_rules_file(path)]
         only = [name for name in args.only.split(",") if name]
         out = args.out or os.path.join(args.run, "rules")
-        document = run_rules(args.run, custom, args.rule, only, out)
+        document = run_rules(args.run, custom, args.rule, only, out, problems_prefix="stepscope rules: ")
     except (OSError, ValueError, SyntaxError, ImportError) as error:
         print(f"stepscope rules: {error}", file=sys.stderr)
         return 1

@@ -1,18 +1,15 @@
-#include "cli/run_problems.h"
+#include "analysis/problem.h"
 
 #include <gtest/gtest.h>
 
-namespace stepscope::cli {
+namespace stepscope::analysis {
 namespace {
-
-using analysis::Problem;
-using analysis::ProblemSeverity;
 
 Problem Make(const std::string& name, ProblemSeverity severity, const std::string& sentence) {
   return Problem{name, severity, 1, sentence};
 }
 
-TEST(RunProblemsTest, ShowsDataLossAndErrorsButNotInfo) {
+TEST(FormatRunProblemsTest, ShowsDataLossAndErrorsButNotInfo) {
   const std::vector<Problem> problems = {
       Make("missing_process_log", ProblemSeverity::kDataLoss, "node 'n' has no proc-7.log"),
       Make("frames_skipped", ProblemSeverity::kInfo, "nothing lost"),
@@ -23,12 +20,12 @@ TEST(RunProblemsTest, ShowsDataLossAndErrorsButNotInfo) {
             "stepscope rules: error: times are guessed [no_clock_anchor]\n");
 }
 
-TEST(RunProblemsTest, NothingForACleanRun) {
+TEST(FormatRunProblemsTest, NothingForACleanRun) {
   EXPECT_EQ(FormatRunProblems({}, "stepscope info: ", "runs/j"), "");
   EXPECT_EQ(FormatRunProblems({Make("note", ProblemSeverity::kInfo, "fine")}, "stepscope info: ", "runs/j"), "");
 }
 
-TEST(RunProblemsTest, BoundedWithACountOfTheRest) {
+TEST(FormatRunProblemsTest, BoundedWithACountOfTheRest) {
   std::vector<Problem> problems;
   for (int i = 0; i < 13; ++i) {
     problems.push_back(Make("p" + std::to_string(i), ProblemSeverity::kDataLoss, "lost " + std::to_string(i)));
@@ -43,11 +40,11 @@ TEST(RunProblemsTest, BoundedWithACountOfTheRest) {
   EXPECT_TRUE(text.ends_with("x: ... and 3 more problems; `stepscope info runs/j` lists them\n")) << text;
 }
 
-TEST(RunProblemsTest, ASentenceWithANewlineStaysOneLine) {
+TEST(FormatRunProblemsTest, ASentenceWithANewlineStaysOneLine) {
   const std::string text =
       FormatRunProblems({Make("missing_process_log", ProblemSeverity::kDataLoss, "file 'a\nb' is gone")}, "", "r");
   EXPECT_EQ(text, "data loss: file 'a b' is gone [missing_process_log]\n");
 }
 
 }  // namespace
-}  // namespace stepscope::cli
+}  // namespace stepscope::analysis

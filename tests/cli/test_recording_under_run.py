@@ -38,15 +38,19 @@ def test_import_stepscope_calls_land_in_the_run(run_stepscope, info, tmp_path):
 def test_forked_workers_record_into_their_own_streams(run_stepscope, info, tmp_path):
     script = """
 import multiprocessing as mp, stepscope
+ctx = mp.get_context("fork")
+both_workers = ctx.Barrier(2)  # inherited by the forked workers
 def work(n):
+    # Each task waits for a task in the other worker: without it one worker can take all four
+    # before the other starts, and a worker that records nothing has no stream (CI saw 1 of 2).
+    both_workers.wait(timeout=60)
     for _ in range(n):
         with stepscope.annotate("work"):
             pass
     return n
 if __name__ == "__main__":
-    ctx = mp.get_context("fork")
     with ctx.Pool(2) as pool:
-        assert sum(pool.map(work, [50, 50, 50, 50])) == 200
+        assert sum(pool.map(work, [50, 50, 50, 50], chunksize=1)) == 200
 """
     result = run_stepscope("run", "--out", str(tmp_path), "--job", "fork", "--node", "n", "--",
                            PYTHON, "-c", script)

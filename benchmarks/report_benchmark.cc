@@ -3,7 +3,7 @@
 //
 // In one process, --repetitions times each (median reported):
 //   load     LoadRun(RUN): the analysis model alone, the baseline
-//   model    BuildRunReportModel(RUN): load + rules (rules.json when finished, else evaluated)
+//   model    report::BuildRunReport(RUN): load + rules (rules.json when finished, else evaluated)
 //            + the run's facts + every section, what `stepscope report --json` does
 //   html     RenderReportHtml(model), when this build has the renderer
 // then the serialized model's and the HTML's bytes, and the process's peak RSS. Generate the run
@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "analysis/run_loader.h"
-#include "cli/report_command.h"
-#include "cli/rules_command.h"
-#include "cli/run_info.h"
+#include "report/run_info.h"
+#include "report/run_report.h"
+#include "rules/profiler_report.h"
 #include "report/report_model.h"
 #ifdef STEPSCOPE_HAVE_REPORT_HTML
 #include "report/report_html.h"
@@ -67,9 +67,9 @@ int main(int argc, char** argv) {
     nlohmann::json model;
     model_s.push_back(TimeIt(
         [&] {
-          auto built = stepscope::cli::BuildRunReportModel(run, 0);
+          auto built = stepscope::report::BuildRunReport(run, 0, "stepscope benchmark");
           if (!built.ok()) std::fprintf(stderr, "report_benchmark: %s\n", built.status().message().c_str());
-          if (built.ok()) model = std::move(*built);
+          if (built.ok()) model = std::move(built->model);
           return built.ok();
         },
         &ok));
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
       nlohmann::json rules, info, document;
       const double rules_s = TimeIt(
           [&] {
-            auto loaded = stepscope::report::LoadOrEvaluateRules(stepscope::cli::DefaultRulesOutputDir(run) + "/rules.json",
+            auto loaded = stepscope::report::LoadOrEvaluateRules(stepscope::rules::DefaultRulesOutputDir(run) + "/rules.json",
                                                                  *model, &source);
             if (loaded.ok()) rules = std::move(*loaded);
             return loaded.ok();
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
           &ok);
       const double facts_s = TimeIt(
           [&] {
-            info = stepscope::cli::BuildRunInfo(run, *model);  // from the model alone, as the report
+            info = stepscope::report::BuildRunInfo(run, *model);  // from the model alone, as the report
             return true;
           },
           &ok);

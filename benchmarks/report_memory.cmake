@@ -8,6 +8,6 @@ target_include_directories(stepscope_child_measure PUBLIC ${CMAKE_CURRENT_LIST_D
 
 add_executable(report_memory_benchmark ${CMAKE_CURRENT_LIST_DIR}/report_memory_benchmark.cc)
 target_link_libraries(report_memory_benchmark PRIVATE stepscope_child_measure stepscope_synthetic_run
-  stepscope_cli_lib stepscope::report stepscope::report_html stepscope::rules stepscope::analysis)
+  stepscope::report stepscope::report_html stepscope::rules stepscope::analysis)
 target_compile_definitions(report_memory_benchmark PRIVATE STEPSCOPE_CLI_PATH="$<TARGET_FILE:stepscope>")
 add_dependencies(report_memory_benchmark stepscope)

@@ -43,9 +43,9 @@
 #include "analysis/run_loader.h"
 #include "base/file_system.h"
 #include "child_measure.h"
-#include "cli/report_command.h"
-#include "cli/rules_command.h"
-#include "cli/run_info.h"
+#include "report/run_info.h"
+#include "report/run_report.h"
+#include "rules/profiler_report.h"
 #include "report/report_html.h"
 #include "report/report_model.h"
 #include "rules/builtin_rules.h"
@@ -143,7 +143,7 @@ void RunStage(ChildFigures& f, const char* name, const std::function<void()>& wo
   stage.held_bytes = ProcStatusBytes("VmRSS:");
 }
 
-// The stages of `stepscope report` (cli/report_command.cc: BuildRunReportModel, then the HTML),
+// The stages of `stepscope report` (report/run_report.cc: BuildRunReport, then the HTML),
 // one after another in this process, each holding what the command holds at that point.
 void Stages(const std::string& run, ChildFigures& f) {
   StatusOr<analysis::Model> model = InternalError("not loaded");
@@ -154,12 +154,12 @@ void Stages(const std::string& run, ChildFigures& f) {
   inputs.path = run;
   Status rules = OkStatus();
   RunStage(f, "rules", [&] {
-    auto loaded = report::LoadOrEvaluateRules(cli::DefaultRulesOutputDir(run) + "/rules.json", *model, &inputs.rules_source);
+    auto loaded = report::LoadOrEvaluateRules(rules::DefaultRulesOutputDir(run) + "/rules.json", *model, &inputs.rules_source);
     if (loaded.ok()) inputs.rules = std::move(*loaded);
     rules = loaded.status();
   });
   if (!rules.ok()) return Fail(f, rules.message());
-  RunStage(f, "run facts", [&] { inputs.run_info = cli::BuildRunInfo(run, *model); });
+  RunStage(f, "run facts", [&] { inputs.run_info = report::BuildRunInfo(run, *model); });
   nlohmann::json document;
   RunStage(f, "sections", [&] { document = report::BuildReportModel(inputs); });
   size_t html_bytes = 0;

@@ -211,4 +211,12 @@ std::vector<DetailWindowFile> ReadDetailWindows(const std::vector<store::RunNode
   return windows;
 }
 
+std::vector<DetailWindowFile> ReadDetailWindows(const Model& model) {
+  std::vector<store::RunNode> nodes;
+  for (const NodeFacts& node : model.nodes()) {
+    if (!node.directory.empty()) nodes.push_back({node.name, node.directory});
+  }
+  return ReadDetailWindows(nodes);
+}
+
 }  // namespace stepscope::analysis

@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/model.h"
 #include "base/status.h"
 #include "store/run_directory.h"
 
@@ -103,5 +104,8 @@ void DescribeDetailWindow(const nlohmann::json& document, DetailWindowFile& wind
 // is refused (ListDetailWindowFiles' error) is one entry with kind "", `file` <node>/detail and
 // the error.
 std::vector<DetailWindowFile> ReadDetailWindows(const std::vector<store::RunNode>& nodes);
+
+// The same for a loaded run's node directories (NodeFacts::directory); none for an imported run.
+std::vector<DetailWindowFile> ReadDetailWindows(const Model& model);
 
 }  // namespace stepscope::analysis

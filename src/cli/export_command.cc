@@ -11,6 +11,7 @@
 #include "base/file_system.h"
 #include "cli/rules_command.h"
 #include "cli/run_problems.h"
+#include "rules/profiler_report.h"
 #include "export/chrome_trace_export.h"
 #include "export/csv_export.h"
 #include "export/sqlite_export.h"
@@ -32,7 +33,7 @@ bool IsDirectory(const std::string& path) {
 // The findings document: the run's rules.json if it is there and parses, else a fresh
 // evaluation of the built-in rules. `origin` says which ("rules.json" or "evaluated").
 nlohmann::json FindingsDocument(const std::string& run, const analysis::Model& model, std::string& origin) {
-  const std::string path = DefaultRulesOutputDir(run) + "/rules.json";
+  const std::string path = rules::DefaultRulesOutputDir(run) + "/rules.json";
   if (auto text = ReadRegularFile(path, Symlinks::kRefuse); text.ok()) {
     nlohmann::json document = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (document.is_object() && JsonField(document, "rules") != nullptr) {

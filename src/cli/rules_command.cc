@@ -66,17 +66,6 @@ std::string FormatRulesTable(const rules::ProfilerReport& report, const std::str
   return text;
 }
 
-std::string DefaultRulesOutputDir(const std::string& run) {
-  struct stat info;
-  if (stat(run.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-    std::string dir = run;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    return dir + "/rules";
-  }
-  const size_t slash = run.rfind('/');
-  return slash == std::string::npos ? std::string("rules") : run.substr(0, slash + 1) + "rules";
-}
-
 namespace {
 
 // Custom rules are Python: hand the whole evaluation to the Python package's rules_cli, which
@@ -116,7 +105,7 @@ int RulesCommand(const RulesInvocation& invocation) {
   }
   PrintRunProblems(model->problems(), "stepscope rules: ", invocation.run);
   (*report)->Finish(*model);
-  const std::string out_dir = invocation.out.empty() ? DefaultRulesOutputDir(invocation.run) : invocation.out;
+  const std::string out_dir = invocation.out.empty() ? rules::DefaultRulesOutputDir(invocation.run) : invocation.out;
   if (Status written = (*report)->WriteOutputs(out_dir); !written.ok()) {
     PrintError(written.message() + "; choose a writable --out");
     return kExitError;

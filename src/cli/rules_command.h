@@ -41,10 +41,6 @@ using rules::MakeConfiguredProfilerReport;
 // most 100 columns wide, then a status line.
 std::string FormatRulesTable(const rules::ProfilerReport& report, const std::string& out_dir);
 
-// Where `stepscope rules RUN` writes when --out is not given: <RUN>/rules for a directory, else
-// a "rules" directory beside the file.
-std::string DefaultRulesOutputDir(const std::string& run);
-
 int RulesCommand(const RulesInvocation& invocation);
 
 }  // namespace stepscope::cli

@@ -62,11 +62,5 @@ TEST(RulesCommand, TableFitsOneHundredColumns) {
   EXPECT_EQ(all[5], "outputs: /runs/job/rules");
 }
 
-TEST(RulesCommand, DefaultOutputDirIsBesideTheRun) {
-  EXPECT_EQ(DefaultRulesOutputDir("/tmp/"), "/tmp/rules");
-  EXPECT_EQ(DefaultRulesOutputDir("/nonexistent/dir/model.stepscope"), "/nonexistent/dir/rules");
-  EXPECT_EQ(DefaultRulesOutputDir("model.stepscope"), "rules");
-}
-
 }  // namespace
 }  // namespace stepscope::cli

@@ -13,8 +13,9 @@
 #include "base/file_system.h"
 #include "cli/rules_command.h"
 #include "cli/run_problems.h"
+#include "rules/profiler_report.h"
 #include "compare/compare_text.h"
-#include "compare/run_facts.h"
+#include "analysis/run_facts.h"
 #include "rules/rank_step_times.h"
 #include "base/json_fields.h"
 
@@ -93,7 +94,7 @@ std::string UtcTime(int64_t ns) {
 
 std::string Seconds(int64_t ns) { return compare::HumanDuration(static_cast<double>(ns) / 1e9); }
 
-std::string JobSection(const compare::RunFacts& facts, const Painter& paint) {
+std::string JobSection(const analysis::RunFacts& facts, const Painter& paint) {
   std::string text = paint.Heading("Job") + "\n";
   std::string line = "started " + UtcTime(facts.start_ns) + ", ran " + Seconds(facts.end_ns - facts.start_ns);
   if (!facts.ended.empty()) line += "; " + facts.ended;
@@ -143,14 +144,14 @@ std::string StepsSection(const analysis::Model& model, const Painter& paint) {
   }
   text += compare::FormatLine("  %-32s %-8s %8s %10s %10s %10s %10s\n", "node", "phase", "count", "mean", "p50", "p95", "max");
   for (uint32_t node = 0; node < model.nodes().size(); ++node) {
-    for (const auto& [phase, durations] : compare::StepDurationsMs(model, static_cast<int>(node))) {
+    for (const auto& [phase, durations] : analysis::StepDurationsMs(model, static_cast<int>(node))) {
       text += compare::FormatLine("  %-32s %-8s %8zu %10.2f %10.2f %10.2f %10.2f\n",
                      compare::FitText(model.nodes()[node].name, 32).c_str(), compare::FitText(phase, 8).c_str(),
                      durations.size(), analysis::Mean(durations), analysis::Median(durations),
                      analysis::Quantile(durations, 0.95), *std::max_element(durations.begin(), durations.end()));
     }
   }
-  if (const size_t disturbed = compare::DisturbedStepCount(model); disturbed > 0) {
+  if (const size_t disturbed = analysis::DisturbedStepCount(model); disturbed > 0) {
     text += compare::FormatLine("  %zu step%s that stepscope's detail windows ran in %s left out.\n", disturbed,
                    disturbed == 1 ? "" : "s", disturbed == 1 ? "is" : "are");
   }
@@ -247,7 +248,7 @@ std::string OverheadSection(const analysis::Model& model, const Painter& paint) 
 
 // <RUN>/<name> for a run directory, else beside the file (an imported model.stepscope).
 std::string BesideRun(const std::string& run_path, const std::string& name) {
-  const std::string rules_dir = DefaultRulesOutputDir(run_path);  // ".../rules"
+  const std::string rules_dir = rules::DefaultRulesOutputDir(run_path);  // ".../rules"
   return rules_dir.substr(0, rules_dir.size() - 5) + name;
 }
 
@@ -255,7 +256,7 @@ std::string BesideRun(const std::string& run_path, const std::string& name) {
 
 std::string FormatRunSummary(const analysis::Model& model, const std::string& run_path, const SummaryOptions& options) {
   const Painter paint(options.color);
-  const compare::RunFacts facts = compare::ComputeRunFacts(model, run_path);
+  const analysis::RunFacts facts = analysis::ComputeRunFacts(model, run_path);
   std::string text = WrapText("stepscope summary of " + facts.job + " (" + run_path + ")", "", 0, "  ");
   text += JobSection(facts, paint);
   text += StepsSection(model, paint);

@@ -10,7 +10,7 @@
 #include "analysis/vocabulary.h"
 #include "compare/mann_whitney.h"
 #include "compare/run_cost.h"
-#include "compare/run_facts.h"
+#include "analysis/run_facts.h"
 #include "compare/utilization.h"
 
 namespace stepscope::compare {
@@ -48,7 +48,7 @@ json StepSide(const std::vector<double>& durations_ms, const std::vector<double>
 }
 
 json StepsSection(const analysis::Model* models[2]) {
-  std::map<std::string, std::vector<double>> durations[2] = {StepDurationsMs(*models[0]), StepDurationsMs(*models[1])};
+  std::map<std::string, std::vector<double>> durations[2] = {analysis::StepDurationsMs(*models[0]), analysis::StepDurationsMs(*models[1])};
   std::set<std::string> names;
   for (const auto& side : durations) {
     for (const auto& [phase, values] : side) names.insert(phase);
@@ -213,7 +213,7 @@ json BuildComparison(const ComparedRun& a, const ComparedRun& b, const std::vect
   RunCost costs[2];
   json runs = json::array();
   for (int i = 0; i < 2; ++i) {
-    RunFacts facts = ComputeRunFacts(*models[i], inputs[i]->path);
+    analysis::RunFacts facts = analysis::ComputeRunFacts(*models[i], inputs[i]->path);
     if (!inputs[i]->instance_type.empty()) facts.instance_type = inputs[i]->instance_type;
     if (inputs[i]->instance_count > 0) facts.instance_count = inputs[i]->instance_count;
     if (facts.instance_count == 0 && !facts.instance_type.empty()) facts.instance_count = 1;

@@ -14,7 +14,7 @@
 #include "analysis/test_run_writer.h"
 #include "base/file_system.h"
 #include "compare/compare_text.h"
-#include "compare/run_facts.h"
+#include "analysis/run_facts.h"
 
 namespace stepscope::compare {
 namespace {
@@ -224,7 +224,7 @@ TEST_F(RunComparisonTest, RunFactsSplitTheJob) {
   const std::string path = WriteRun({"facts", 10, "g5.xlarge", 0, {100.0, 200.0}, 0, false, 0});
   auto model = analysis::LoadRun(path);
   ASSERT_TRUE(model.ok()) << model.status().message();
-  const RunFacts facts = ComputeRunFacts(*model, path);
+  const analysis::RunFacts facts = analysis::ComputeRunFacts(*model, path);
   EXPECT_EQ(facts.job, "facts");
   EXPECT_EQ(facts.ended, "exited with code 0");
   EXPECT_EQ(facts.start_ns, kTestEpochNs);

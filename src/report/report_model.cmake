@@ -1,6 +1,7 @@
 # The report's JSON model (docs/report-model.md): built from the analysis model, the rules'
-# outputs and the run's facts. Sits on the rules (STYLE.md §1: report <- rules); the CLI gathers
-# the run's facts and hands them in (src/cli/report_command.h).
+# outputs, the run's facts (run_info.h) and its Python profiles (python_profile_tables.h), and
+# assembled from a run directory by run_report.h. Sits on the rules (STYLE.md §1: report <-
+# rules); the CLI only parses arguments and prints (src/cli/report_command.h).
 add_library(stepscope_report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/report_model.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_model_context.cc
@@ -11,6 +12,9 @@ add_library(stepscope_report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_overhead.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_rules.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_steps.cc
+  ${CMAKE_CURRENT_LIST_DIR}/python_profile_tables.cc
+  ${CMAKE_CURRENT_LIST_DIR}/run_info.cc
+  ${CMAKE_CURRENT_LIST_DIR}/run_report.cc
 )
 add_library(stepscope::report ALIAS stepscope_report)
 target_include_directories(stepscope_report PUBLIC ${PROJECT_SOURCE_DIR}/src)

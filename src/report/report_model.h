@@ -1,10 +1,10 @@
 // The report model: the versioned JSON document (docs/report-model.md, kind "report") that the
 // HTML report, `stepscope report --json` and the terminal summary render. It is built from a
 // loaded run (analysis/model.h), the rules' outputs (rules.json, docs/rules.md) and the run's
-// facts (`stepscope info --json`, src/cli/run_info.h); the front end computes no statistic.
+// facts (`stepscope info --json`, run_info.h); the front end computes no statistic.
 //
-// Callers: `stepscope report` and the end-of-run hook (src/cli/report_command.h gathers the
-// inputs), the golden tests, the report benchmark. Building reads no file; LoadOrEvaluateRules
+// Callers: run_report.h (which gathers the inputs for `stepscope report`, the end of a run and
+// the golden tests), the report benchmark. Building reads no file; LoadOrEvaluateRules
 // reads rules.json. Each call works on its own data, so calls may run on any thread.
 #pragma once
 
@@ -31,7 +31,7 @@ struct ReportInputs {
   std::string rules_source;
   // BuildRunInfo's document for stepscope runs; null for imported runs.
   nlohmann::json run_info;
-  // BuildPyprofTables' tables with every function kept (array); null when none.
+  // BuildPythonProfileTables' tables (python_profile_tables.h) with every function kept (array); null when none.
   nlohmann::json python_tables;
   std::string generated_by;    // "stepscope 0.1.0"
   int64_t generated_at_ns = 0; // Unix ns; tests pass 0

@@ -18,9 +18,9 @@ struct ReportContext {
   const analysis::Model* model = nullptr;
   // {"status", "finished", "rules": [FullJson...]} as ProfilerReport::RulesJson writes it.
   const nlohmann::json* rules = nullptr;
-  // BuildRunInfo's document (src/cli/run_info.h); null for imported runs.
+  // BuildRunInfo's document (run_info.h); null for imported runs.
   const nlohmann::json* run_info = nullptr;
-  // BuildPyprofTables' tables (src/cli/detail_summary.h), every function kept; null when none.
+  // BuildPythonProfileTables' tables (python_profile_tables.h), every function kept; null when none.
   const nlohmann::json* python_tables = nullptr;
   // The job's bounds: the manifests' start and end when known, else the model's first and last
   // timestamps.

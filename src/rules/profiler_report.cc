@@ -1,5 +1,7 @@
 #include "rules/profiler_report.h"
 
+#include <sys/stat.h>
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -291,6 +293,17 @@ Status ProfilerReport::WriteOutputs(const std::string& dir) const {
     STEPSCOPE_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + name, DumpJson(document)));
   }
   return OkStatus();
+}
+
+std::string DefaultRulesOutputDir(const std::string& run) {
+  struct stat info;
+  if (stat(run.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    std::string dir = run;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    return dir + "/rules";
+  }
+  const size_t slash = run.rfind('/');
+  return slash == std::string::npos ? std::string("rules") : run.substr(0, slash + 1) + "rules";
 }
 
 }  // namespace stepscope::rules

@@ -119,4 +119,9 @@ class ProfilerReport {
 // A document as the driver writes it: indented, newline-terminated, invalid UTF-8 replaced.
 std::string DumpJson(const nlohmann::json& document);
 
+// Where a run's rule outputs live (`stepscope rules RUN` without --out, the end of `stepscope
+// run`, the report reading rules.json): <RUN>/rules for a directory, else a "rules" directory
+// beside the file (an imported run's model.stepscope).
+std::string DefaultRulesOutputDir(const std::string& run);
+
 }  // namespace stepscope::rules

@@ -350,5 +350,11 @@ TEST(BuiltinRules, ListTheProfilerReportSetInOrderThenTheNativeRulesUnderTheirOw
   EXPECT_EQ(sagemaker, sagemaker_order);
 }
 
+TEST(ProfilerReportOutputs, DefaultOutputDirIsBesideTheRun) {
+  EXPECT_EQ(DefaultRulesOutputDir("/tmp/"), "/tmp/rules");
+  EXPECT_EQ(DefaultRulesOutputDir("/nonexistent/dir/model.stepscope"), "/nonexistent/dir/rules");
+  EXPECT_EQ(DefaultRulesOutputDir("model.stepscope"), "rules");
+}
+
 }  // namespace
 }  // namespace stepscope::rules

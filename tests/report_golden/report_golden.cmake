@@ -1,12 +1,12 @@
 # Golden tests of the whole report model (tests/report_golden/README.md): SageMaker fixtures
 # imported in process, and a small stepscope run written by the real store writer, against
 # expected/<case>.json. STEPSCOPE_REBASELINE=1 rewrites expected/. Included by src/cli/report.cmake
-# (the stepscope case goes through the CLI's input gathering, BuildRunReportModel).
+# (the stepscope case is assembled by report::BuildRunReport, as `stepscope report` does).
 if(NOT STEPSCOPE_BUILD_TESTS)
   return()
 endif()
 add_executable(report_golden_test ${CMAKE_CURRENT_LIST_DIR}/report_golden_test.cc)
-target_link_libraries(report_golden_test PRIVATE stepscope_cli_lib stepscope::report stepscope::analysis
+target_link_libraries(report_golden_test PRIVATE stepscope::report stepscope::analysis
   stepscope::importer_sagemaker PkgConfig::ZSTD GTest::gtest GTest::gtest_main)
 target_compile_definitions(report_golden_test PRIVATE
   STEPSCOPE_REPORT_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}/expected"

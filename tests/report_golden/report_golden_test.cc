@@ -7,7 +7,7 @@
 // Cases: SageMaker profiler output imported in process (the shared fixtures' test_traces, and the
 // rules goldens' two_nodes input: 2 nodes with GPUs), rules evaluated in process; a small
 // stepscope run written by the real store writer (steps, phases, system samples with a GPU, a
-// python and an operators detail window), read through the CLI's BuildRunReportModel.
+// python and an operators detail window), read through report::BuildRunReport, as `stepscope report` reads a run.
 //
 // STEPSCOPE_REBASELINE=1 rewrites expected/ instead (review the diff; tests/report_golden/README.md).
 #include <unistd.h>
@@ -24,7 +24,7 @@
 
 #include "analysis/test_run_writer.h"
 #include "base/file_system.h"
-#include "cli/report_command.h"
+#include "report/run_report.h"
 #include "importers/sagemaker/sagemaker_importer.h"
 #include "report/report_model.h"
 
@@ -211,10 +211,9 @@ TEST(ReportGoldenTest, TinyStepscopeRun) {
   const std::string job = ::testing::TempDir() + "/report-golden-" + std::to_string(getpid()) + "/tiny";
   WriteTinyRun(job);
   if (HasFatalFailure()) return;
-  auto document = cli::BuildRunReportModel(job, 0);
-  ASSERT_TRUE(document.ok()) << document.status().message();
-  nlohmann::json normalized = Normalized(*document, job, "<RUN>");
-  normalized["generated_by"] = "stepscope test";
+  auto built = report::BuildRunReport(job, 0, "stepscope test");
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  nlohmann::json normalized = Normalized(built->model, job, "<RUN>");
   // Compressed sizes depend on the zstd build; the rest of the overhead section is exact.
   if (normalized["overhead"].contains("bytes_on_disk")) normalized["overhead"]["bytes_on_disk"] = "<bytes>";
   CheckGolden("stepscope_tiny", normalized);
@@ -280,10 +279,9 @@ TEST(ReportGoldenTest, TwoRanksOnOneNode) {
   const std::string job = ::testing::TempDir() + "/report-golden-" + std::to_string(getpid()) + "/ddp";
   WriteTwoRankRun(job);
   if (HasFatalFailure()) return;
-  auto document = cli::BuildRunReportModel(job, 0);
-  ASSERT_TRUE(document.ok()) << document.status().message();
-  nlohmann::json normalized = Normalized(*document, job, "<RUN>");
-  normalized["generated_by"] = "stepscope test";
+  auto built = report::BuildRunReport(job, 0, "stepscope test");
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  nlohmann::json normalized = Normalized(built->model, job, "<RUN>");
   if (normalized["overhead"].contains("bytes_on_disk")) normalized["overhead"]["bytes_on_disk"] = "<bytes>";
   CheckGolden("stepscope_two_ranks", normalized);
 }

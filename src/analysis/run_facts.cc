@@ -1,4 +1,4 @@
-#include "compare/run_facts.h"
+#include "analysis/run_facts.h"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,7 @@
 #include "analysis/job_timeline.h"
 #include "analysis/step_times.h"
 
-namespace stepscope::compare {
+namespace stepscope::analysis {
 namespace {
 
 std::string LastPathComponent(std::string path) {
@@ -17,14 +17,14 @@ std::string LastPathComponent(std::string path) {
 
 }  // namespace
 
-RunFacts ComputeRunFacts(const analysis::Model& model, const std::string& path) {
+RunFacts ComputeRunFacts(const Model& model, const std::string& path) {
   RunFacts facts;
   facts.path = path;
-  facts.source = analysis::ModelSourceName(model.source());
+  facts.source = ModelSourceName(model.source());
   int64_t manifest_start_ns = std::numeric_limits<int64_t>::max();
   int64_t manifest_end_ns = std::numeric_limits<int64_t>::min();
   bool every_node_ended = !model.nodes().empty();
-  for (const analysis::NodeFacts& node : model.nodes()) {
+  for (const NodeFacts& node : model.nodes()) {
     facts.nodes.push_back(node.name);
     if (facts.instance_type.empty()) facts.instance_type = node.instance_type;
     facts.instance_count = std::max(facts.instance_count, node.instance_count);
@@ -55,18 +55,18 @@ RunFacts ComputeRunFacts(const analysis::Model& model, const std::string& path) 
   if (facts.end_ns < facts.start_ns) facts.end_ns = facts.start_ns;
   facts.duration_s = static_cast<double>(facts.end_ns - facts.start_ns) / 1e9;
 
-  const analysis::JobTimeline timeline = analysis::ComputeJobTimeline(model, facts.start_ns, facts.end_ns);
+  const JobTimeline timeline = ComputeJobTimeline(model, facts.start_ns, facts.end_ns);
   if (timeline.has_steps) {
     facts.phases.assign(timeline.phases.begin(), timeline.phases.end());
   }
   return facts;
 }
 
-std::map<std::string, std::vector<double>> StepDurationsMs(const analysis::Model& model, int node) {
+std::map<std::string, std::vector<double>> StepDurationsMs(const Model& model, int node) {
   std::map<std::string, std::vector<double>> durations;
-  for (const analysis::StepTimeGroup& group : analysis::GroupStepTimes(model)) {
+  for (const StepTimeGroup& group : GroupStepTimes(model)) {
     if (node >= 0 && group.node != static_cast<uint32_t>(node)) continue;
-    std::vector<double>& out = durations[analysis::StepPhaseName(model.StepPhaseOfId(group.phase))];
+    std::vector<double>& out = durations[StepPhaseName(model.StepPhaseOfId(group.phase))];
     out.insert(out.end(), group.duration_ms.begin(), group.duration_ms.end());
   }
   // A phase whose every step was disturbed has nothing to measure.
@@ -74,12 +74,12 @@ std::map<std::string, std::vector<double>> StepDurationsMs(const analysis::Model
   return durations;
 }
 
-size_t DisturbedStepCount(const analysis::Model& model, int node) {
+size_t DisturbedStepCount(const Model& model, int node) {
   size_t count = 0;
-  for (const analysis::StepTimeGroup& group : analysis::GroupStepTimes(model)) {
+  for (const StepTimeGroup& group : GroupStepTimes(model)) {
     if (node < 0 || group.node == static_cast<uint32_t>(node)) count += group.disturbed;
   }
   return count;
 }
 
-}  // namespace stepscope::compare
+}  // namespace stepscope::analysis

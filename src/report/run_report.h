@@ -1,0 +1,43 @@
+// The report of a run, assembled: the run loaded once (analysis::LoadRun), the rules' outputs
+// (<RUN>/rules/rules.json when finished, else evaluated in process), the run's facts
+// (run_info.h) and the tables of its Python profiles (python_profile_tables.h), built into the
+// report model (report_model.h). `stepscope report`, the end of `stepscope run`, the golden
+// tests and the benchmarks build it here, and so will the dashboard.
+//
+// Reads the run and its rules.json; prints nothing: what the caller should say about the run
+// (its problems, the Python profiles that could not be read) comes back with the model. Each
+// call works on its own data, so calls may run on any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/detail_window_files.h"
+#include "analysis/problem.h"
+#include "base/status.h"
+
+namespace stepscope::report {
+
+struct RunReport {
+  nlohmann::json model;                      // the report model document
+  std::vector<analysis::Problem> problems;   // the loaded run's (the commands print them)
+  // Python windows that were captured but cannot be read: left out of the report's tables,
+  // to be named by the caller (cli::PrintCorruptPythonWindows).
+  std::vector<analysis::DetailWindowFile> unreadable_python_windows;
+};
+
+// The report of the run at `run_path` (a job or node directory, or an imported run), stamped
+// with `generated_at_ns` (Unix ns; tests pass 0) and `generated_by` ("stepscope 0.1.0"). Errors
+// are one line naming the run and what to pass instead. Imported runs have no facts or Python
+// profiles; their sections say so.
+StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generated_at_ns,
+                                   const std::string& generated_by);
+
+// The directory that holds the run: the run itself, or the folder of its model.stepscope
+// (where <RUN>/report.html goes by default).
+std::string RunReportDirectory(const std::string& run_path);
+
+}  // namespace stepscope::report

@@ -123,14 +123,17 @@ StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, Mo
   return added;
 }
 
-void AddNodeOperatorsDetail(const std::string& node_directory, uint32_t node, ModelBuilder& builder) {
+void AddNewOperatorsDetail(const std::string& node_directory, uint32_t node, OperatorsDetailCursor& cursor,
+                           ModelBuilder& builder) {
+  if (cursor.directory_refused) return;
   StatusOr<std::vector<DetailWindowFile>> files = ListDetailWindowFiles({.name = "", .path = node_directory});
   if (!files.ok()) {
     builder.AddProblem("detail_directory_unreadable", ProblemSeverity::kDataLoss, files.status().message());
+    cursor.directory_refused = true;
     return;
   }
   for (const DetailWindowFile& file : *files) {
-    if (file.kind != kOperatorsKind) continue;
+    if (file.kind != kOperatorsKind || !cursor.files_done.insert(file.file).second) continue;
     auto added = AddOperatorsDocument(file.path, node, builder);
     if (!added.ok()) {
       builder.AddProblem("detail_operators_unreadable", ProblemSeverity::kDataLoss,

@@ -137,6 +137,36 @@ TEST_F(ModelRefreshTest, AProcessThatStartsLaterIsFoundByTheNextRefresh) {
   EXPECT_EQ(Events(model), Events(Fresh()));
 }
 
+TEST_F(ModelRefreshTest, ADetailWindowThatClosesWhileTheJobRunsIsAddedOnce) {
+  TestStream proc(node_, "proc-200-abcd", 200, false);
+  proc.Instant(1, 1'000, "hello");
+  auto loaded = LoadStepscopeRun(job_);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  Model model = std::move(*loaded);
+  ASSERT_TRUE(model.CanGrow());
+
+  // The window's file appears whole (renamed into place) while the job still runs.
+  ASSERT_TRUE(CreateDirectories(node_ + "/detail").ok());
+  const int64_t start = model.events()[0].start_ns;
+  const std::string doc = R"({"format_version":1,"kind":"operators","pid":200,"events":[)"
+                          R"({"name":"aten::linear","tid":1,"start_ns":)" + std::to_string(start + 100) +
+                          R"(,"end_ns":)" + std::to_string(start + 200) + "}]}";
+  ASSERT_TRUE(testing::WriteZstdFile(node_ + "/detail/operators-200-0.json.zst", doc));
+  auto refreshed = model.Refresh();
+  ASSERT_TRUE(refreshed.ok()) << refreshed.status().message();
+  size_t linear = 0;
+  for (const FrameworkEvent& event : model.events()) linear += model.String(event.name) == "aten::linear";
+  EXPECT_EQ(linear, 1u);
+  EXPECT_EQ(Events(model), Events(Fresh()));
+
+  // Read once: later refreshes do not add the same window again.
+  proc.Instant(1, 3'000, "later");
+  ASSERT_TRUE(model.Refresh().ok());
+  EXPECT_EQ(Events(model), Events(Fresh()));
+  EXPECT_EQ(model.events().size(), 3u);
+  for (const Problem& problem : model.problems()) EXPECT_FALSE(problem.name.starts_with("detail_")) << problem.sentence;
+}
+
 TEST_F(ModelRefreshTest, AFinishedRunDoesNotFollow) {
   {
     TestStream proc(node_, "proc-200-abcd", 200, false);

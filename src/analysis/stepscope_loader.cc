@@ -129,7 +129,7 @@ class StepscopeFollower final : public ModelFollower, private RecordedEventSink 
       const uint32_t node = builder_->AddNode(FactsFromNode(decoder_->nodes()[index]));
       model_node_.push_back(node);
       if (hardware_.size() <= node) hardware_.resize(node + 1);
-      if (details_loaded_.size() <= node) details_loaded_.resize(node + 1, false);
+      if (operators_detail_.size() <= node) operators_detail_.resize(node + 1);
     }
     return model_node_[decoder_node];
   }
@@ -269,13 +269,11 @@ class StepscopeFollower final : public ModelFollower, private RecordedEventSink 
         builder.AddStream(facts);
       }
     }
-    // Operator profiles of detail windows are read once a node's job has ended: their files
-    // are written when each window closes, so a live node's are read when it finishes.
+    // Operator profiles of detail windows: each window's file appears whole when the window
+    // closes, so every read adds the files that appeared since the last (a live node's too).
     for (uint32_t index = 0; index < nodes.size(); ++index) {
       const uint32_t node = ModelNode(index);
-      if (details_loaded_[node] || !decoder_->NodeFinished(index)) continue;
-      details_loaded_[node] = true;
-      AddNodeOperatorsDetail(nodes[index].directory, node, builder);
+      AddNewOperatorsDetail(nodes[index].directory, node, operators_detail_[node], builder);
     }
     // The decoder says in sentences what it skipped (damaged frames, blocks, names): each is a
     // loss of recorded data, said once.
@@ -306,7 +304,7 @@ class StepscopeFollower final : public ModelFollower, private RecordedEventSink 
   RefreshResult* result_ = nullptr;
   std::vector<uint32_t> model_node_;  // decoder node -> model node
   std::vector<SampledHardware> hardware_;  // per model node
-  std::vector<bool> details_loaded_;       // per model node
+  std::vector<OperatorsDetailCursor> operators_detail_;  // per model node
   std::unordered_map<uint64_t, Series> series_of_;  // (model node << 32 | metric name id)
   std::vector<EventArg> args_;
   size_t problems_reported_ = 0;

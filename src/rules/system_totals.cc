@@ -80,6 +80,8 @@ void MergeSorted(std::vector<double>* sorted, std::span<const double> added) {
 
 const std::vector<double>& SortedValues(SeriesValues::Entry& entry) {
   if (entry.sorted_count < entry.values.size()) {
+    // Sized like `values` once: grown by doubling, a day's copy would hold up to twice its samples.
+    if (entry.sorted.capacity() < entry.values.capacity()) entry.sorted.reserve(entry.values.capacity());
     MergeSorted(&entry.sorted, std::span<const double>(entry.values).subspan(entry.sorted_count));
     entry.sorted_count = entry.values.size();
   }
@@ -102,6 +104,10 @@ void SeriesValues::Append(const Window& window) {
       auto position = std::find_if(entries_.begin(), entries_.end(),
                                    [&](const Entry& entry) { return entry.node > series.node; });
       it = entries_.insert(position, Entry{series.node, std::string(name), {}, {}});
+      // Room for the whole series at once (a sample on a window edge counts in both windows: a
+      // little more): grown by doubling, the copies of a day's series would hold up to twice
+      // their samples, and the report holds every rule's copies together.
+      it->values.reserve(series.value.size() + series.value.size() / 32 + 16);
     }
     const std::span<const double> added(series.value.data() + begin, end - begin);
     it->values.insert(it->values.end(), added.begin(), added.end());

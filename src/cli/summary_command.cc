@@ -16,6 +16,8 @@
 #include "rules/profiler_report.h"
 #include "compare/compare_text.h"
 #include "analysis/run_facts.h"
+#include "report/report_model.h"
+#include "report/run_info.h"
 #include "rules/rank_step_times.h"
 #include "base/json_fields.h"
 
@@ -246,6 +248,35 @@ std::string OverheadSection(const analysis::Model& model, const Painter& paint) 
   return text;
 }
 
+// A headline figure as the report's first screen shows it (web/src/sections/verdict.ts).
+std::string FigureText(const json& figure) {
+  const json* value = JsonField(figure, "value");
+  if (value == nullptr || !value->is_number()) return "–";
+  const double v = value->get<double>();
+  const std::string unit = JsonString(figure, "unit");
+  if (unit == "ms") return v >= 1000 ? compare::FormatLine("%.3g s", v / 1000) : compare::FormatLine("%.3g ms", v);
+  if (unit == "%") return compare::FormatLine("%.3g %%", v);
+  if (unit == "steps/s") return compare::FormatLine("%.3g steps/s", v);
+  return compare::FormatLine("%.0f", v);
+}
+
+// The report's verdict (report/report_sections_verdict.h), first: the same sentence and figures
+// as the first screen of report.html.
+std::string VerdictSection(const json& verdict, const Painter& paint) {
+  std::string text = "\n" + paint.Heading("Verdict") + "\n";
+  text += WrapText(JsonString(verdict, "sentence"), "  ", 2, "  ");
+  for (const json& group : JsonArray(verdict, "groups")) {
+    if (const std::string next = JsonString(group, "next_step"); !next.empty()) {
+      text += WrapText("Next step: " + next, "  ", 2, "  ");
+    }
+    break;  // the top cause's; the Findings below list the rest
+  }
+  for (const json& figure : JsonArray(verdict, "figures")) {
+    text += compare::FormatLine("  %-32s %s\n", JsonString(figure, "label").c_str(), FigureText(figure).c_str());
+  }
+  return text + "\n";
+}
+
 // <RUN>/<name> for a run directory, else beside the file (an imported model.stepscope).
 std::string BesideRun(const std::string& run_path, const std::string& name) {
   const std::string rules_dir = rules::DefaultRulesOutputDir(run_path);  // ".../rules"
@@ -258,6 +289,7 @@ std::string FormatRunSummary(const analysis::Model& model, const std::string& ru
   const Painter paint(options.color);
   const analysis::RunFacts facts = analysis::ComputeRunFacts(model, run_path);
   std::string text = WrapText("stepscope summary of " + facts.job + " (" + run_path + ")", "", 0, "  ");
+  const size_t header_end = text.size();  // the verdict goes here, once the rules are known
   text += JobSection(facts, paint);
   text += StepsSection(model, paint);
   json rules_json = options.rules_json;
@@ -270,6 +302,15 @@ std::string FormatRunSummary(const analysis::Model& model, const std::string& ru
       rules_json = (*report)->RulesJson();
     }
   }
+  // The report model's verdict, built from the same inputs the report uses (run facts included),
+  // so the summary's sentence and figures are the report's.
+  report::ReportInputs inputs;
+  inputs.model = &model;
+  inputs.path = run_path;
+  inputs.rules = rules_json.is_object() ? rules_json : json::object();
+  if (model.source() == analysis::ModelSource::kStepscope) inputs.run_info = report::BuildRunInfo(run_path, model);
+  const json document = report::BuildReportModel(inputs);
+  text.insert(header_end, VerdictSection(JsonObject(document, "verdict"), paint));
   text += FindingsSection(rules_json, source, run_path, paint);
   text += OverheadSection(model, paint);
   text += "\n" + paint.Heading("Report") + "\n";

@@ -81,6 +81,12 @@ TEST_F(SummaryTest, PrintsTimingStepsFindingsAndOverhead) {
   options.report_exists = true;
   const std::string text = FormatRunSummary(*model, job_, options);
 
+  // The report's verdict leads: its sentence, the top cause's next step, the headline figures.
+  const size_t verdict = text.find("Verdict\n  The loop waits for data 40 % of each step; fixing it could save about 40 % of "
+                                   "step time.\n");
+  ASSERT_NE(verdict, std::string::npos) << text;
+  EXPECT_LT(verdict, text.find("started 2023-11-14")) << text;
+  EXPECT_NE(text.find("  TRAIN step time p50              200 ms\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  started 2023-11-14 22:13:20 UTC, ran 10.0 s; exited with code 0\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  1 node, 2 x p3.2xlarge (source: stepscope)\n"), std::string::npos) << text;
   // Initialization 1 s, loop 1.06 s (four TRAIN steps and the EVAL step), finalization 7.94 s.

@@ -11,6 +11,7 @@
 #include "report/report_sections_overhead.h"
 #include "report/report_sections_rules.h"
 #include "report/report_sections_steps.h"
+#include "report/report_sections_verdict.h"
 #include "rules/builtin_rules.h"
 #include "rules/profiler_report.h"
 #include "base/json_fields.h"
@@ -63,6 +64,8 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs) {
   document["operators"] = BuildOperatorsSection(context);
   document["overhead"] = BuildOverhead(context);
   document["capabilities"] = BuildCapabilities(context);
+  // Last: the first screen is drawn from the sections above, so its figures are theirs.
+  document["verdict"] = BuildVerdict(context, document);
   return document;
 }
 

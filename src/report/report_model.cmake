@@ -12,6 +12,7 @@ add_library(stepscope_report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_overhead.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_rules.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_steps.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_sections_verdict.cc
   ${CMAKE_CURRENT_LIST_DIR}/python_profile_tables.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_info.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_report.cc

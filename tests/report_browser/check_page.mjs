@@ -42,7 +42,7 @@ const { chromium } = createRequire(join(resolve(webDir), "package.json"))("playw
 
 const userDataDir = mkdtempSync(join(tmpdir(), "stepscope-chromium-"));
 const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: kChromium, headless: true, args: kChromiumFlags, viewport: { width: 1280, height: 900 },
+  executablePath: kChromium, headless: true, args: kChromiumFlags, viewport: { width: 1280, height: 800 },
   offline: true,
 });
 const result = { console_errors: [], page_errors: [], blocked_requests: [] };
@@ -59,6 +59,22 @@ try {
   });
   page.on("pageerror", (error) => result.page_errors.push(String(error)));
   await page.goto(pathToFileURL(resolve(report)).href, { waitUntil: "load" });
+  // The first screen as the page opens (1280x800, not scrolled): where the verdict sentence and
+  // the top cause's card end, before any <details> is unfolded.
+  result.first_screen = await page.evaluate(() => {
+    const bottom = (selector) => {
+      const node = document.querySelector(selector);
+      return node ? node.getBoundingClientRect().bottom : null;
+    };
+    return {
+      height: window.innerHeight,
+      sentence: document.querySelector(".verdict-sentence")?.textContent ?? null,
+      sentence_bottom: bottom(".verdict-sentence"),
+      top_card_title: document.querySelector(".verdict-card h3")?.textContent ?? null,
+      top_card_next_step_bottom: bottom(".verdict-card .next-step"),
+      figures: [...document.querySelectorAll(".figures .figure")].map((f) => f.getAttribute("data-key")),
+    };
+  });
   // Unfold every <details> as a reader would, so the charts inside get a size. Charts are drawn
   // without animation, but a chart resizes to its newly laid-out box in a later frame: wait until
   // every laid-out canvas has a drawing buffer of its box's size with something drawn in it.

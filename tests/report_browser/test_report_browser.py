@@ -12,6 +12,7 @@ from conftest import FIXTURES, REPO
 # docs/report-model.md's sections, in the order the page shows them: SageMaker's profiling
 # report first, stepscope's own after.
 REPORT_SECTIONS = [
+    ("verdict", "What holds this job back"),
     ("job_summary", "Training job summary"),
     ("system_usage", "System usage statistics"),
     ("framework", "Framework metrics summary"),
@@ -72,6 +73,16 @@ def section(page, key):
     return next(s for s in page["sections"] if s["key"] == key)
 
 
+def assert_verdict_on_first_screen(page, sentence, top_title):
+    """Issue 13: at 1280x800 the page opens on what is wrong and what to do next."""
+    first = page["first_screen"]
+    assert first["sentence"] == sentence
+    assert first["top_card_title"] == top_title
+    assert first["sentence_bottom"] is not None and first["sentence_bottom"] <= first["height"], first
+    assert first["top_card_next_step_bottom"] is not None, "the top cause shows its next step"
+    assert first["top_card_next_step_bottom"] <= first["height"], first
+
+
 def test_one_node_without_gpu(render_html, open_page):
     html = render_html(os.path.join(FIXTURES, "report_one_node_no_gpu.json"), "one_node_no_gpu")
     assert os.path.getsize(html) < MAX_HTML_BYTES
@@ -87,9 +98,15 @@ def test_one_node_without_gpu(render_html, open_page):
     assert section(page, "workload_balancing")["why"] == "Workload balancing compares GPUs, and no GPU was seen."
     unavailable = [s["key"] for s in page["sections"] if not s["available"]]
     assert unavailable == ["gpu_utilization", "workload_balancing", "gpu_memory"]
+    # The verdict first: the costliest cause, its next step on the first screen.
+    assert_verdict_on_first_screen(
+        page, "rank 1 on vm (pid 4243) is a straggler: the other ranks wait for it in backward; fixing it could "
+        "save about 68 % of step time.", "rank 1 on vm (pid 4243) is a straggler: the other ranks wait for it in backward")
+    assert page["first_screen"]["figures"][:4] == [
+        "step_time_TRAIN_p50", "step_time_TRAIN_p95", "train_steps_per_s", "data_wait_pct"]
     # job phases, 2 timelines, 2 framework charts + CPU operators, 2 x (histogram, series),
     # the data-loading histogram, the step-time breakdown doughnut.
-    assert [s["canvases"] for s in page["sections"]][:5] == [1, 2, 3, 0, 4]
+    assert [s["canvases"] for s in page["sections"]][:6] == [0, 1, 2, 3, 0, 4]
     assert_charts_drawn(page, 12)
     assert_names_are_text(page)
     # Rules: triggered first, with the count of triggered rules.
@@ -168,6 +185,9 @@ def test_real_run(cli, out_dir, open_page, tmp_path):
     assert_clean(page)
     assert page["title"] == "stepscope report: browser"
     assert_sections(page, REPORT_SECTIONS)
+    # The verdict is computed by the real report: a sentence and the step-time figures.
+    assert page["first_screen"]["sentence"] and page["first_screen"]["sentence_bottom"] <= 800
+    assert "step_time_TRAIN_p50" in page["first_screen"]["figures"]
     # No GPU on this machine: the GPU sections say why; the training loop has charts.
     assert section(page, "gpu_utilization")["available"] is False
     assert section(page, "gpu_utilization")["why"]

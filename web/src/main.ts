@@ -10,10 +10,12 @@ import { renderFramework, renderJobSummary, renderSystemUsage } from "./sections
 import { renderFindings, renderRules } from "./sections/rules";
 import { renderCapabilities, renderOperators, renderOverhead, renderPythonProfile } from "./sections/stepscope";
 import { renderGpuMemory, renderGpuUtilization, renderSteps, renderWorkloadBalancing } from "./sections/training";
+import { renderVerdict } from "./sections/verdict";
 
-// SageMaker's profiling-report order first, stepscope's own sections after.
+// The verdict first (what is wrong and what to do), then SageMaker's profiling-report order,
+// stepscope's own sections after.
 const kReportSections: ((doc: ReportDocument) => HTMLElement)[] = [
-  renderJobSummary, renderSystemUsage, renderFramework, renderRules, renderSteps, renderGpuUtilization,
+  renderVerdict, renderJobSummary, renderSystemUsage, renderFramework, renderRules, renderSteps, renderGpuUtilization,
   renderWorkloadBalancing, renderDataLoading, renderBatchSize, renderCpuBottlenecks, renderIoBottlenecks, renderGpuMemory,
   renderFindings, renderStepTimeBreakdown, renderPythonProfile, renderOperators, renderOverhead, renderCapabilities,
 ];
@@ -67,11 +69,6 @@ function render(app: HTMLElement): void {
   } else {
     const run = doc.run ?? {};
     app.append(header(`stepscope report: ${run.job ?? "unnamed run"}`, `${doc.generated_by ?? "stepscope"} · generated ${formatTimestamp(doc.generated_at_ns)} · ${run.path ?? ""}`));
-    const findings = doc.findings ?? [];
-    if (findings.length > 0) {
-      const critical = findings.filter((f) => f.severity === "critical").length;
-      app.append(el("p", { cls: "banner" }, `${findings.length} finding${findings.length === 1 ? "" : "s"} (${critical} critical): `, el("a", { text: "see Findings", attrs: { href: "#section-findings" } })));
-    }
     sections = [];
     const main = el("main");
     app.append(main);
@@ -81,7 +78,8 @@ function render(app: HTMLElement): void {
       main.append(node);
       sections.push(node);
     }
-    main.before(tableOfContents(sections));
+    // The verdict is the first screen; the contents follow it.
+    sections[0]?.after(tableOfContents(sections.slice(1)));
     return;
   }
   const main = el("main", {}, ...sections);

@@ -123,8 +123,41 @@ export interface Finding {
   severity?: string;
   title?: string;
   recommendation?: string;
+  next_step?: string;
   estimated_saving?: number | null;
   evidence?: Evidence[];
+}
+
+// The first screen (src/report/report_sections_verdict.h).
+export interface VerdictFigure {
+  key?: string;
+  label?: string;
+  value?: number | null;
+  unit?: string;  // "ms", "%", "steps/s", "events"
+}
+
+export interface FindingGroup {
+  rule?: string;
+  severity?: string;
+  title?: string;
+  nodes?: string[];
+  ranks?: number[];
+  findings?: number;
+  finding_ids?: string[];
+  estimated_saving?: number | null;
+  saving_basis?: string;
+  recommendation?: string;
+  next_step?: string;
+  evidence?: Evidence[];
+}
+
+export interface Verdict {
+  sentence?: string;
+  severity?: string;  // "critical", "warning", "info", "ok"
+  top_group?: number | null;
+  expected_saving?: number | null;
+  figures?: VerdictFigure[];
+  groups?: FindingGroup[];
 }
 
 export interface Histogram {
@@ -251,6 +284,7 @@ export interface ReportDocument {
   operators?: OperatorsSection;
   overhead?: Overhead;
   capabilities?: Capabilities;
+  verdict?: Verdict;
 }
 
 export interface CompareRun {

@@ -71,6 +71,7 @@ function renderFinding(finding: Finding, startNs: number | undefined): HTMLEleme
   if (isNumber(finding.estimated_saving)) meta.push(`estimated saving ${formatShare(finding.estimated_saving)} of step time`);
   card.append(para(meta.join(" · "), "meta"));
   if (finding.recommendation) card.append(el("p", { cls: "recommendation" }, el("strong", { text: "Recommendation: " }), finding.recommendation));
+  if (finding.next_step) card.append(el("p", { cls: "next-step" }, el("strong", { text: "Next step: " }), finding.next_step));
   const evidence = asArray(finding.evidence);
   if (evidence.length > 0) {
     const list = el("ol", { cls: "evidence" });

@@ -1,0 +1,185 @@
+#include "report/report_sections_verdict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analysis/numerics.h"
+#include "analysis/run_facts.h"
+#include "base/json_fields.h"
+
+namespace stepscope::report {
+namespace {
+
+// Evidence a card shows on the first screen; the Findings section keeps all of it.
+constexpr size_t kEvidencePerCard = 3;
+
+nlohmann::json Figure(const std::string& key, const std::string& label, double value, const std::string& unit) {
+  return {{"key", key}, {"label", label}, {"value", std::isfinite(value) ? nlohmann::json(value) : nlohmann::json()},
+          {"unit", unit}};
+}
+
+std::string Percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f %%", fraction * 100);
+  return text;
+}
+
+// Findings of the same rule that recommend the same thing are one cause: a card lists where it
+// happened instead of repeating itself once per node, rank or GPU.
+nlohmann::json GroupFindings(const nlohmann::json& findings) {
+  std::vector<nlohmann::json> groups;
+  std::map<std::string, size_t> index_of;
+  for (const nlohmann::json& finding : findings) {
+    const std::string key = JsonString(finding, "rule") + '\x1f' + JsonString(finding, "severity") + '\x1f' +
+                            JsonString(finding, "recommendation") + '\x1f' + JsonString(finding, "next_step");
+    auto [it, inserted] = index_of.try_emplace(key, groups.size());
+    if (inserted) {
+      // Findings arrive most severe and most costly first: the first of a cause speaks for it.
+      nlohmann::json evidence = nlohmann::json::array();
+      for (const nlohmann::json& item : JsonArray(finding, "evidence")) {
+        if (evidence.size() == kEvidencePerCard) break;
+        evidence.push_back(item);
+      }
+      groups.push_back({{"rule", JsonString(finding, "rule")},
+                        {"severity", JsonString(finding, "severity", "info")},
+                        {"title", JsonString(finding, "title")},
+                        {"nodes", nlohmann::json::array()},
+                        {"ranks", nlohmann::json::array()},
+                        {"findings", 0},
+                        {"finding_ids", nlohmann::json::array()},
+                        {"estimated_saving", finding.value("estimated_saving", nlohmann::json())},
+                        {"saving_basis", JsonString(finding, "saving_basis")},
+                        {"recommendation", JsonString(finding, "recommendation")},
+                        {"next_step", JsonString(finding, "next_step")},
+                        {"evidence", std::move(evidence)}});
+    }
+    nlohmann::json& group = groups[it->second];
+    group["findings"] = group["findings"].get<int>() + 1;
+    group["finding_ids"].push_back(JsonString(finding, "id"));
+    for (const nlohmann::json& item : JsonArray(finding, "evidence")) {
+      if (const std::string node = JsonString(item, "node"); !node.empty() &&
+          std::find(group["nodes"].begin(), group["nodes"].end(), node) == group["nodes"].end()) {
+        group["nodes"].push_back(node);
+      }
+      if (const nlohmann::json* rank = JsonField(item, "rank"); rank != nullptr && rank->is_number_integer() &&
+          std::find(group["ranks"].begin(), group["ranks"].end(), *rank) == group["ranks"].end()) {
+        group["ranks"].push_back(*rank);
+      }
+    }
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (nlohmann::json& group : groups) {
+    std::sort(group["nodes"].begin(), group["nodes"].end());
+    std::sort(group["ranks"].begin(), group["ranks"].end());
+    out.push_back(std::move(group));
+  }
+  return out;
+}
+
+// The headline figures, each taken from where the report computes it.
+nlohmann::json Figures(const ReportContext& context, const nlohmann::json& document) {
+  const analysis::Model& model = *context.model;
+  nlohmann::json figures = nlohmann::json::array();
+  // Step time per phase, every node and rank pooled, the steps stepscope disturbed left out.
+  const std::map<std::string, std::vector<double>> durations = analysis::StepDurationsMs(model);
+  for (const char* phase : {"TRAIN", "EVAL", "PREDICT", "GLOBAL"}) {
+    auto it = durations.find(phase);
+    if (it == durations.end() || it->second.empty()) continue;
+    const std::string name = phase;
+    figures.push_back(Figure("step_time_" + name + "_p50", name + " step time p50",
+                             analysis::Quantile(it->second, 0.5), "ms"));
+    figures.push_back(Figure("step_time_" + name + "_p95", name + " step time p95",
+                             analysis::Quantile(it->second, 0.95), "ms"));
+  }
+  // TRAIN steps per second of the training loop: distinct step numbers, so ranks that run the
+  // same step together count it once.
+  const analysis::JobTimeline timeline = analysis::ComputeJobTimeline(model, context.start_ns, context.end_ns);
+  std::set<int64_t> train_steps;
+  for (uint32_t index : model.steps()) {
+    const analysis::FrameworkEvent& step = model.events()[index];
+    if (model.StepPhaseOf(step) == analysis::StepPhase::kTrain) train_steps.insert(step.step);
+  }
+  for (const analysis::JobPhaseSpan& phase : timeline.phases) {
+    if (!timeline.has_steps || phase.name != "training_loop" || phase.duration_ns() <= 0 || train_steps.empty()) continue;
+    figures.push_back(Figure("train_steps_per_s", "TRAIN steps per second",
+                             static_cast<double>(train_steps.size()) / (static_cast<double>(phase.duration_ns()) / 1e9),
+                             "steps/s"));
+  }
+  // Share of TRAIN step time spent waiting for data (StepTimeBreakdown, every node).
+  double wait_ns = 0, step_ns = 0;
+  // A named copy: items() of a temporary would walk freed memory.
+  const nlohmann::json breakdown = JsonObject(JsonObject(document, "step_time_breakdown"), "details");
+  for (const auto& [node, phases] : breakdown.items()) {
+    const nlohmann::json train = JsonObject(phases, "TRAIN");
+    wait_ns += JsonDouble(JsonObject(JsonObject(train, "categories"), "data_wait"), "ns", 0);
+    step_ns += JsonDouble(train, "step_ns", 0);
+  }
+  if (step_ns > 0) figures.push_back(Figure("data_wait_pct", "TRAIN time waiting for data", 100 * wait_ns / step_ns, "%"));
+  // CPU and GPU utilization p95: the busiest node's (system_usage).
+  for (const auto& [metric, key, label] : {std::tuple{"CPU", "cpu_p95", "CPU utilization p95"},
+                                          std::tuple{"GPU", "gpu_p95", "GPU utilization p95"}}) {
+    double busiest = NAN;
+    for (const nlohmann::json& node : JsonArray(JsonObject(document, "system_usage"), "nodes")) {
+      for (const nlohmann::json& row : JsonArray(node, "metrics")) {
+        if (JsonString(row, "metric") != metric) continue;
+        const double p95 = JsonDouble(row, "p95", NAN);
+        if (std::isfinite(p95) && !(busiest >= p95)) busiest = p95;
+      }
+    }
+    if (std::isfinite(busiest)) figures.push_back(Figure(key, label, busiest, "%"));
+  }
+  // stepscope's own cost: what it dropped and the time the job spent in its profiling.
+  const nlohmann::json overhead = JsonObject(document, "overhead");
+  if (JsonBool(overhead, "available", false)) {
+    figures.push_back(Figure("dropped_events", "events stepscope dropped", JsonDouble(overhead, "dropped_events", 0),
+                             "events"));
+    double profiling_ms = 0;
+    for (const nlohmann::json& span : JsonArray(overhead, "spans")) profiling_ms += JsonDouble(span, "total_ms", 0);
+    figures.push_back(Figure("profiling_ms", "time in stepscope's profiling", profiling_ms, "ms"));
+    if (const double sampler = JsonDouble(overhead, "sampler_cpu_pct", NAN); std::isfinite(sampler)) {
+      figures.push_back(Figure("sampler_cpu_pct", "system sampler CPU (one core)", sampler, "%"));
+    }
+  }
+  return figures;
+}
+
+}  // namespace
+
+nlohmann::json BuildVerdict(const ReportContext& context, const nlohmann::json& document) {
+  nlohmann::json verdict;
+  verdict["figures"] = Figures(context, document);
+  verdict["groups"] = GroupFindings(JsonArray(document, "findings"));
+  const nlohmann::json& groups = verdict["groups"];
+  if (groups.empty()) {
+    verdict["severity"] = "ok";
+    verdict["top_group"] = nullptr;
+    verdict["expected_saving"] = nullptr;
+    verdict["sentence"] = JsonArray(document, "rules").empty()
+                              ? "No rule was evaluated on this run, so nothing can be said about what holds it back."
+                              : "No rule found a problem: nothing stepscope measures holds this job back.";
+    return verdict;
+  }
+  const nlohmann::json& top = groups[0];
+  verdict["severity"] = top["severity"];
+  verdict["top_group"] = 0;
+  verdict["expected_saving"] = top["estimated_saving"];
+  std::string sentence = JsonString(top, "title");
+  if (top["nodes"].size() > 1) {
+    sentence += " (the same on " + std::to_string(top["nodes"].size()) + " nodes)";
+  } else if (top["ranks"].size() > 1) {
+    sentence += " (the same on " + std::to_string(top["ranks"].size()) + " ranks)";
+  }
+  if (top["estimated_saving"].is_number()) {
+    sentence += "; fixing it could save about " + Percent(top["estimated_saving"].get<double>()) + " of step time";
+  }
+  verdict["sentence"] = sentence + ".";
+  return verdict;
+}
+
+}  // namespace stepscope::report

@@ -15,6 +15,7 @@
 #include "report/report_sections_overhead.h"
 #include "report/report_sections_rules.h"
 #include "report/report_sections_steps.h"
+#include "report/report_sections_verdict.h"
 
 namespace stepscope::report {
 namespace {
@@ -303,6 +304,52 @@ TEST(RulesSectionsTest, RulesByTriggersFindingsBySeverityThenSaving) {
   EXPECT_EQ(findings[1]["evidence_total"], 1);
   EXPECT_EQ(findings[2]["id"], "A/1");
   EXPECT_EQ(findings[3]["id"], "B/3");
+}
+
+TEST(VerdictTest, OneCardPerCauseNamingEveryNodeAndTheCostliestCauseFirst) {
+  Fixture f{SmallModel()};
+  nlohmann::json document;
+  document["rules"] = nlohmann::json::array({nlohmann::json::object()});
+  document["findings"] = nlohmann::json::parse(R"([
+      {"id": "S/a", "rule": "S", "severity": "critical", "title": "waits on a", "recommendation": "r", "next_step": "n",
+       "estimated_saving": 0.4, "evidence": [{"node": "a"}]},
+      {"id": "S/b", "rule": "S", "severity": "critical", "title": "waits on b", "recommendation": "r", "next_step": "n",
+       "estimated_saving": 0.3, "evidence": [{"node": "b", "rank": 3}]},
+      {"id": "T/a", "rule": "T", "severity": "warning", "title": "slow", "recommendation": "q", "next_step": "m",
+       "estimated_saving": 0.1, "evidence": []}])");
+  const nlohmann::json verdict = BuildVerdict(f.Context(), document);
+  ASSERT_EQ(verdict["groups"].size(), 2u);
+  EXPECT_EQ(verdict["groups"][0]["nodes"], nlohmann::json::parse(R"(["a", "b"])"));
+  EXPECT_EQ(verdict["groups"][0]["ranks"], nlohmann::json::parse("[3]"));
+  EXPECT_EQ(verdict["groups"][0]["findings"], 2);
+  EXPECT_EQ(verdict["groups"][0]["next_step"], "n");
+  EXPECT_EQ(verdict["sentence"], "waits on a (the same on 2 nodes); fixing it could save about 40 % of step time.");
+  EXPECT_EQ(verdict["severity"], "critical");
+  // TRAIN step times of the model (10, 20, 30, 40, 100 ms): p50 30 ms.
+  EXPECT_EQ(verdict["figures"][0]["key"], "step_time_TRAIN_p50");
+  EXPECT_DOUBLE_EQ(verdict["figures"][0]["value"].get<double>(), 30.0);
+}
+
+TEST(VerdictTest, OtherProcessesFillingTheHostAreSaidFirst) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  analysis::NodeFacts facts;
+  facts.name = "vm";
+  facts.cpu_cores = 2;
+  const uint32_t node = builder.AddNode(facts);
+  const uint32_t host = builder.SeriesFor(node, "stepscope", "cpu/total/util_pct", "");
+  const uint32_t job = builder.SeriesFor(node, "stepscope", "process/cpu_pct", "");
+  for (int i = 0; i < 10; ++i) {
+    builder.AddSample(host, kBaseNs + i * kS, 100.0);
+    builder.AddSample(job, kBaseNs + i * kS, 37.5);
+  }
+  Fixture f{std::move(builder).Finish()};
+  nlohmann::json document;
+  document["rules"] = nlohmann::json::array({nlohmann::json::object()});
+  document["findings"] = nlohmann::json::array();
+  const nlohmann::json verdict = BuildVerdict(f.Context(), document);
+  EXPECT_EQ(verdict["sentence"],
+            "Other processes fill the CPU of vm: the host's CPU is 100 % busy and this job uses 37.5 % of one core "
+            "(of 2 cores). No rule found a problem in the job itself.");
 }
 
 TEST(RulesSectionsTest, GpuSectionsOfARunWithoutGpusSayWhy) {

@@ -12,6 +12,8 @@
 #include "analysis/numerics.h"
 #include "analysis/run_facts.h"
 #include "base/json_fields.h"
+#include "rules/cpu_headroom.h"
+#include "rules/rule.h"
 
 namespace stepscope::report {
 namespace {
@@ -149,20 +151,42 @@ nlohmann::json Figures(const ReportContext& context, const nlohmann::json& docum
   return figures;
 }
 
+// "Other processes fill the host's CPU on vm: ..." for every node where they do, over the whole
+// run (rules/cpu_headroom.h, the data-loading rules' test): said before anything else, since no
+// change to the job helps while they do.
+std::string HostContention(const analysis::Model& model) {
+  rules::Window whole;
+  whole.model = &model;
+  whole.start_ns = model.first_ns();
+  whole.end_ns = model.last_ns();
+  for (const analysis::SystemSeries& series : model.series()) whole.samples.emplace_back(0, series.time_ns.size());
+  rules::CpuHeadroomTally tally;
+  tally.Add(whole);
+  std::string text;
+  for (uint32_t node = 0; node < model.nodes().size(); ++node) {
+    const rules::CpuHeadroom cpu = tally.Of(node);
+    if (!cpu.others_fill_it()) continue;
+    text += "Other processes fill the CPU of " + model.nodes()[node].name + ": " + cpu.Describe() + ". ";
+  }
+  return text;
+}
+
 }  // namespace
 
 nlohmann::json BuildVerdict(const ReportContext& context, const nlohmann::json& document) {
   nlohmann::json verdict;
   verdict["figures"] = Figures(context, document);
+  const std::string contention = HostContention(*context.model);
+  verdict["host_contention"] = contention.empty() ? nlohmann::json() : nlohmann::json(contention);
   verdict["groups"] = GroupFindings(JsonArray(document, "findings"));
   const nlohmann::json& groups = verdict["groups"];
   if (groups.empty()) {
     verdict["severity"] = "ok";
     verdict["top_group"] = nullptr;
     verdict["expected_saving"] = nullptr;
-    verdict["sentence"] = JsonArray(document, "rules").empty()
+    verdict["sentence"] = contention + (JsonArray(document, "rules").empty()
                               ? "No rule was evaluated on this run, so nothing can be said about what holds it back."
-                              : "No rule found a problem: nothing stepscope measures holds this job back.";
+                              : "No rule found a problem in the job itself.");
     return verdict;
   }
   const nlohmann::json& top = groups[0];
@@ -178,7 +202,7 @@ nlohmann::json BuildVerdict(const ReportContext& context, const nlohmann::json& 
   if (top["estimated_saving"].is_number()) {
     sentence += "; fixing it could save about " + Percent(top["estimated_saving"].get<double>()) + " of step time";
   }
-  verdict["sentence"] = sentence + ".";
+  verdict["sentence"] = contention + sentence + ".";
   return verdict;
 }
 

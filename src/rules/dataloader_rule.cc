@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "analysis/numerics.h"
+#include "rules/cpu_headroom.h"
 #include "rules/builtin_rules.h"
 
 namespace stepscope::rules {
@@ -86,6 +87,7 @@ class DataloaderRule final : public Rule {
 
   bool Evaluate(const Window& window) override {
     const Model& model = *window.model;
+    cpu_.Add(window);
     const double min_threshold = parameters_.Number("min_threshold");
     const double max_threshold = parameters_.Number("max_threshold");
     const size_t patience = static_cast<size_t>(parameters_.Number("patience"));
@@ -157,11 +159,11 @@ class DataloaderRule final : public Rule {
       const double cores_d = static_cast<double>(cores);
       if (static_cast<double>(state.median) < cores_d * (min_threshold / 100)) {
         ++report_.violations;
-        findings_[node_name] = MakeFinding(window, node_name, state, /*too_few=*/true);
+        findings_[node_name] = MakeFinding(window, state.node, node_name, state, /*too_few=*/true);
       }
       if (static_cast<double>(state.median) > cores_d * (max_threshold / 100)) {
         ++report_.violations;
-        findings_[node_name] = MakeFinding(window, node_name, state, /*too_few=*/false);
+        findings_[node_name] = MakeFinding(window, state.node, node_name, state, /*too_few=*/false);
       }
     }
     WriteDetails();
@@ -239,7 +241,8 @@ class DataloaderRule final : public Rule {
             {"binedges", histogram.edges}};
   }
 
-  Finding MakeFinding(const Window& window, const std::string& node_name, const NodeState& state, bool too_few) const {
+  Finding MakeFinding(const Window& window, uint32_t node, const std::string& node_name, const NodeState& state,
+                      bool too_few) const {
     const int64_t cores = state.core_count();
     Finding finding;
     finding.id = std::string(kRuleName) + "/" + node_name + "/" + (too_few ? "too_few" : "too_many");
@@ -257,6 +260,18 @@ class DataloaderRule final : public Rule {
                                ") when training on a GPU; keep batches in flight with prefetch_factor=2 or more.";
       finding.next_step = "Set num_workers to " + std::to_string(std::max<int64_t>(1, cores * 7 / 10)) +
                           " or more and compare the step time.";
+      // More workers need free cores: on a full host, say who fills it instead.
+      if (const CpuHeadroom cpu = cpu_.Of(node); cpu.others_fill_it()) {
+        finding.recommendation = "Other processes fill this host: " + cpu.Describe() +
+                                 "; more workers would only queue for the same cores. Stop or move the other work, "
+                                 "or give the job its own cores (taskset, a cgroup, a dedicated node).";
+        finding.next_step = "Find what else runs on " + node_name + " (top -o %CPU) and stop or move it.";
+      } else if (cpu.full()) {
+        finding.recommendation = "There is no CPU to spare for more workers: " + cpu.Describe() +
+                                 ". Make each batch cheaper (cache decoded samples, augment on the GPU) or use an "
+                                 "instance with more cores.";
+        finding.next_step = "Profile a worker with a python detail window to see where a batch's CPU time goes.";
+      }
     } else {
       finding.recommendation = "Lower DataLoader(num_workers=...) from " + workers + " to at most " +
                                std::to_string(cores) +
@@ -283,6 +298,7 @@ class DataloaderRule final : public Rule {
   mutable nlohmann::json cached_dataloading_time_;
   std::map<std::string, Finding> findings_;  // per node: the latest out-of-bounds finding
   std::optional<nlohmann::json> pin_memory_;
+  CpuHeadroomTally cpu_;  // host CPU vs the job's, for the advice
   std::optional<nlohmann::json> num_workers_;
   Prefetch prefetch_ = Prefetch::kFalse;
 };

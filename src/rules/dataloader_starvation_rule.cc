@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rules/builtin_rules.h"
+#include "rules/cpu_headroom.h"
 #include "rules/step_facts.h"
 
 namespace stepscope::rules {
@@ -50,6 +51,7 @@ class DataloaderStarvationRule final : public Rule {
   bool Evaluate(const Window& window) override {
     const analysis::Model& model = *window.model;
     node_names_.Update(model);
+    cpu_.Add(window);
     for (size_t i = window.events.first; i < window.events.second; ++i) {
       const analysis::FrameworkEvent& event = model.events()[i];
       if (model.String(event.phase) != "DataLoaderIterInitialize") continue;
@@ -145,6 +147,22 @@ class DataloaderStarvationRule final : public Rule {
     finding.recommendation = advice;
     finding.next_step = "Open the data-loader detail window (stepscope run --dataloader-steps START:COUNT) to see "
                         "per-batch times in each worker.";
+    // More workers need free cores: on a full host, say who fills it instead.
+    if (const CpuHeadroom cpu = cpu_.Of(node); cpu.others_fill_it()) {
+      finding.recommendation = "Other processes fill this host: " + cpu.Describe() +
+                               ". More workers would only queue for the same cores. Stop or move the other work, or "
+                               "give the job its own cores (taskset, a cgroup, a dedicated node), then look at the "
+                               "data loader again.";
+      finding.next_step = "Find what else runs on " + node_name + " (top -o %CPU) and stop or move it; then compare "
+                          "the step time.";
+    } else if (cpu.full()) {
+      finding.recommendation = "There is no CPU to spare: " + cpu.Describe() +
+                               ", so more workers would not load faster. Make each batch cheaper (decode and augment "
+                               "once and cache, move augmentation to the GPU, use a faster decoder) or use an "
+                               "instance with more cores.";
+      finding.next_step = "Profile a worker with a python detail window (stepscope run --python-steps START:COUNT) "
+                          "to see where a batch's CPU time goes.";
+    }
     for (const auto& [step, activity] : totals.worst.entries()) {
       Evidence evidence;
       evidence.node = node_name;
@@ -164,6 +182,7 @@ class DataloaderStarvationRule final : public Rule {
   std::map<uint32_t, LoaderFacts> loaders_;
   NodeNames node_names_;
   bool has_gpu_ = false;
+  CpuHeadroomTally cpu_;  // host CPU vs the job's, for the advice
 };
 
 }  // namespace

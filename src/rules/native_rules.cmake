@@ -5,6 +5,7 @@ target_sources(stepscope_rules PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/instance_catalog.cc
   ${CMAKE_CURRENT_LIST_DIR}/step_time_breakdown_rule.cc
   ${CMAKE_CURRENT_LIST_DIR}/dataloader_starvation_rule.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_headroom.cc
   ${CMAKE_CURRENT_LIST_DIR}/gpu_idle_rule.cc
   ${CMAKE_CURRENT_LIST_DIR}/sync_heavy_rule.cc
   ${CMAKE_CURRENT_LIST_DIR}/memory_near_capacity_rule.cc

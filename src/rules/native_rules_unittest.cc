@@ -124,6 +124,60 @@ TEST(DataloaderStarvation, AStarvedLoopIsCriticalWithItsWorstStepsAsEvidence) {
   EXPECT_EQ(report.datapoints, 20);
 }
 
+// A loop that waits 40 % of each step for data, with 2 workers, on a host of `cores` cores whose
+// total CPU is `host_pct` and whose job uses `job_cpu_pct` % of one core (not sampled when < 0).
+Model StarvedLoop(int32_t cores, double host_pct, double job_cpu_pct) {
+  Builder b;
+  analysis::NodeFacts facts;
+  facts.name = "n1";
+  facts.cpu_cores = cores;
+  const uint32_t node = b.raw().AddNode(facts);
+  const EventArg loader[] = {b.raw().IntArg("num_workers", 2), b.raw().IntArg("cores", cores)};
+  b.Span(node, "DataLoaderIterInitialize", 0, 0, -1, "", -1, "", loader);
+  for (int i = 0; i < 20; ++i) {
+    const int64_t t = i * 100;
+    b.Span(node, "Step:ModeKeys.TRAIN", t, t + 100, i);
+    b.Span(node, "DataLoaderIter", t, t + 40);
+    b.Sample(node, "stepscope", "cpu/total/util_pct", "", t, host_pct);
+    if (job_cpu_pct >= 0) b.Sample(node, "stepscope", "process/cpu_pct", "", t, job_cpu_pct);
+  }
+  return b.Finish();
+}
+
+// Issue 13 §3: on a full host, who fills it decides the advice, and more workers are never
+// recommended without a free core.
+TEST(DataloaderStarvation, OtherProcessesFillingTheHostAreNamedFirstAndNoWorkersAreAdded) {
+  const Model model = StarvedLoop(2, 100, 37.5);  // the demo run: host 100 %, the job 37.5 % of one core
+  auto rule = MakeDataloaderStarvationRule();
+  const RuleReport report = Drive(*rule, model);
+  ASSERT_EQ(report.findings.size(), 1u);
+  const Finding& finding = report.findings[0];
+  EXPECT_EQ(finding.recommendation.rfind("Other processes fill this host: the host's CPU is 100 % busy and this job "
+                                         "uses 37.5 % of one core (of 2 cores)", 0), 0u)
+      << finding.recommendation;
+  EXPECT_EQ(finding.recommendation.find("raise"), std::string::npos) << finding.recommendation;
+  EXPECT_NE(finding.next_step.find("top -o %CPU"), std::string::npos) << finding.next_step;
+}
+
+TEST(DataloaderStarvation, AHostTheJobItselfFillsGetsNoAdviceToAddWorkers) {
+  const Model model = StarvedLoop(2, 100, 190);  // the job uses nearly both cores
+  auto rule = MakeDataloaderStarvationRule();
+  const RuleReport report = Drive(*rule, model);
+  ASSERT_EQ(report.findings.size(), 1u);
+  const Finding& finding = report.findings[0];
+  EXPECT_EQ(finding.recommendation.rfind("There is no CPU to spare", 0), 0u) << finding.recommendation;
+  EXPECT_EQ(finding.recommendation.find("raise"), std::string::npos) << finding.recommendation;
+}
+
+TEST(DataloaderStarvation, WithFreeCoresMoreWorkersAreStillTheAdvice) {
+  const Model model = StarvedLoop(8, 30, -1);
+  auto rule = MakeDataloaderStarvationRule();
+  const RuleReport report = Drive(*rule, model);
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_NE(report.findings[0].recommendation.find("raise it while cores are free"), std::string::npos)
+      << report.findings[0].recommendation;
+}
+
 TEST(DataloaderStarvation, AFedLoopAndDisturbedStepsDoNotTrigger) {
   Builder b;
   const uint32_t node = b.Node("n1");

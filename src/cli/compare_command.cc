@@ -9,7 +9,7 @@
 #include "cli/run_problems.h"
 #include "compare/compare_text.h"
 #include "compare/run_comparison.h"
-#include "compare/run_cost.h"
+#include "rules/run_cost.h"
 #include "report/report_html.h"
 #include "rules/instance_catalog.h"
 
@@ -48,7 +48,7 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareInvocation& invocation) {
 int CompareCommand(const CompareInvocation& invocation) {
   std::vector<rules::InstanceType> catalog = rules::BuiltinInstanceCatalog();
   if (!invocation.prices.empty()) {
-    auto loaded = compare::LoadPriceCatalog(invocation.prices);
+    auto loaded = rules::LoadPriceCatalog(invocation.prices);
     if (!loaded.ok()) {
       PrintError(loaded.status().message());
       return kExitError;

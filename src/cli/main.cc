@@ -112,6 +112,9 @@ int main(int argc, char** argv) {
       ->required();
   report_app->add_option("-o,--out", report_options.out, "Output file (default <RUN>/report.html; stdout with --json)");
   report_app->add_flag("--json", report_options.json, "Write the report model (docs/report-model.md) instead of HTML");
+  report_app->add_option("--prices", report_options.prices,
+                         "Instance price catalogue (JSON or TOML, docs/rules.md) for the run's cost and RightSizing "
+                         "(default: the built-in one)");
   stepscope::cli::ExportInvocation export_invocation;
   CLI::App* export_app = app.add_subcommand(
       "export", "Write a run as a Chrome trace (Perfetto UI), a SQLite database or CSV tables (docs/exports.md).");
@@ -146,6 +149,8 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   rules_app->add_option("--only", rules_invocation.only, "Only these rules, comma-separated (default: all)");
   rules_app->add_option("--out", rules_invocation.out, "Output directory (default <RUN>/rules)");
+  rules_app->add_option("--prices", rules_invocation.prices,
+                        "Instance price catalogue for RightSizing (JSON or TOML, docs/rules.md; default: the built-in one)");
   rules_app->add_option("--custom", rules_invocation.custom,
                         "A Python file of custom rules (docs/custom-rules.md); repeatable");
   std::vector<std::string> run_rules;

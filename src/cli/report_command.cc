@@ -8,6 +8,7 @@
 #include "cli/run_problems.h"
 #include "report/report_html.h"
 #include "report/run_report.h"
+#include "rules/run_cost.h"
 
 namespace stepscope::cli {
 namespace {
@@ -27,8 +28,9 @@ Status WriteText(const std::string& path, const std::string& text) {
   return OkStatus();
 }
 
-StatusOr<report::RunReport> BuildReport(const std::string& run_path) {
-  return report::BuildRunReport(run_path, NowNs(), std::string("stepscope ") + STEPSCOPE_VERSION);
+StatusOr<report::RunReport> BuildReport(const std::string& run_path,
+                                        const std::vector<rules::InstanceType>* catalog = nullptr) {
+  return report::BuildRunReport(run_path, NowNs(), std::string("stepscope ") + STEPSCOPE_VERSION, catalog);
 }
 
 }  // namespace
@@ -41,7 +43,16 @@ Status WriteRunReport(const std::string& run_path, std::string* written_path) {
 }
 
 int ReportCommand(const ReportOptions& options) {
-  auto built = BuildReport(options.run);
+  std::vector<rules::InstanceType> catalog;
+  if (!options.prices.empty()) {
+    auto loaded = rules::LoadPriceCatalog(options.prices);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "stepscope report: %s\n", loaded.status().message().c_str());
+      return kExitError;
+    }
+    catalog = std::move(*loaded);
+  }
+  auto built = BuildReport(options.run, options.prices.empty() ? nullptr : &catalog);
   if (!built.ok()) {
     std::fprintf(stderr, "stepscope report: %s\n", built.status().message().c_str());
     return kExitError;

@@ -15,6 +15,7 @@ struct ReportOptions {
   std::string run;   // a job directory, node directory or imported run (LoadRun)
   std::string out;   // "" = <RUN>/report.html, or stdout with --json
   bool json = false; // the model as JSON instead of HTML
+  std::string prices;  // --prices FILE (JSON or TOML catalogue); "": the built-in one
 };
 
 // Builds the model and writes <RUN>/report.html (the end-of-run hook of `stepscope run`);

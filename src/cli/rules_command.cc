@@ -10,6 +10,8 @@
 
 #include "analysis/run_loader.h"
 #include "cli/run_problems.h"
+#include "rules/right_sizing_rule.h"
+#include "rules/run_cost.h"
 
 namespace stepscope::cli {
 namespace {
@@ -97,6 +99,14 @@ int RulesCommand(const RulesInvocation& invocation) {
   if (!report.ok()) {
     PrintError(report.status().message() + " (see `stepscope rules --help`)");
     return kExitUsage;
+  }
+  if (!invocation.prices.empty()) {
+    auto catalog = rules::LoadPriceCatalog(invocation.prices);
+    if (!catalog.ok()) {
+      PrintError(catalog.status().message());
+      return kExitUsage;
+    }
+    for (const auto& rule : (*report)->rules()) rules::SetRightSizingCatalog(*rule, *catalog);  // RightSizing's only
   }
   auto model = analysis::LoadRun(invocation.run);
   if (!model.ok()) {

@@ -28,6 +28,7 @@ struct RulesInvocation {
   std::vector<std::string> overrides;  // "CPUBottleneck.threshold=40", in the order given
   std::string only;                    // "CPUBottleneck,StepOutlier"; empty: every rule
   std::string out;                     // empty: <run>/rules
+  std::string prices;                  // RightSizing's catalogue (JSON or TOML); empty: the built-in one
   // Python files of custom rules (docs/custom-rules.md): the evaluation then runs in Python
   // (stepscope.analysis.rules_cli), which drives the same ProfilerReport with them added.
   std::vector<std::string> custom;

@@ -87,6 +87,8 @@ TEST_F(SummaryTest, PrintsTimingStepsFindingsAndOverhead) {
   ASSERT_NE(verdict, std::string::npos) << text;
   EXPECT_LT(verdict, text.find("started 2023-11-14")) << text;
   EXPECT_NE(text.find("  TRAIN step time p50              200 ms\n"), std::string::npos) << text;
+  // 2 x p3.2xlarge (built-in catalogue, $3.825/h each) for 10 s.
+  EXPECT_NE(text.find("  cost of the run                  $0.02\n  cost per hour                    $7.65/h\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  started 2023-11-14 22:13:20 UTC, ran 10.0 s; exited with code 0\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  1 node, 2 x p3.2xlarge (source: stepscope)\n"), std::string::npos) << text;
   // Initialization 1 s, loop 1.06 s (four TRAIN steps and the EVAL step), finalization 7.94 s.

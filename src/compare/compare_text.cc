@@ -4,7 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "compare/run_cost.h"
+#include "rules/run_cost.h"
 
 namespace stepscope::compare {
 namespace {
@@ -71,7 +71,7 @@ std::string RunsTable(const json& document) {
       instances = FormatLine("%lld x %s", static_cast<long long>(Number(run, "instance_count")), type.c_str());
     }
     const std::string price = Has(run, "price_per_hour") ? FormatLine("$%.3f", Number(run, "price_per_hour")) : "-";
-    const std::string cost = Has(run, "cost") ? FormatDollars(std::llround(Number(run, "cost") * 100.0)) : "-";
+    const std::string cost = Has(run, "cost") ? rules::FormatDollars(std::llround(Number(run, "cost") * 100.0)) : "-";
     text += FormatLine("  %-3s %-36s %12s  %-22s %9s %10s\n", String(run, "label").c_str(),
                    FitText(String(run, "job"), 36).c_str(), HumanDuration(Number(run, "duration_s")).c_str(),
                    FitText(instances, 22).c_str(), price.c_str(), cost.c_str());
@@ -79,7 +79,7 @@ std::string RunsTable(const json& document) {
   const json& cost = Field(document, "cost");
   if (!Bool(cost, "available")) return text + "Cost: not available.\n" + Why(cost);
   const std::string cheaper = String(cost, "cheaper");
-  const std::string saving = FormatDollars(std::llround(Number(cost, "saving") * 100.0));
+  const std::string saving = rules::FormatDollars(std::llround(Number(cost, "saving") * 100.0));
   if (cheaper.empty()) return text + "Cost: both runs cost the same.\n";
   const std::string dearer = cheaper == "A" ? "B" : "A";
   return text + FormatLine("Cost: %s is cheaper, saving %s (%.1f %%) of %s's cost.\n", cheaper.c_str(), saving.c_str(),

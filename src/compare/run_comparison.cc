@@ -9,7 +9,7 @@
 #include "analysis/numerics.h"
 #include "analysis/vocabulary.h"
 #include "compare/mann_whitney.h"
-#include "compare/run_cost.h"
+#include "rules/run_cost.h"
 #include "analysis/run_facts.h"
 #include "compare/utilization.h"
 
@@ -210,14 +210,14 @@ json BuildComparison(const ComparedRun& a, const ComparedRun& b, const std::vect
                      const std::string& generated_by) {
   const ComparedRun* inputs[2] = {&a, &b};
   const analysis::Model* models[2] = {a.model, b.model};
-  RunCost costs[2];
+  rules::RunCost costs[2];
   json runs = json::array();
   for (int i = 0; i < 2; ++i) {
     analysis::RunFacts facts = analysis::ComputeRunFacts(*models[i], inputs[i]->path);
     if (!inputs[i]->instance_type.empty()) facts.instance_type = inputs[i]->instance_type;
     if (inputs[i]->instance_count > 0) facts.instance_count = inputs[i]->instance_count;
     if (facts.instance_count == 0 && !facts.instance_type.empty()) facts.instance_count = 1;
-    costs[i] = PriceRun(catalog, facts.instance_type, facts.instance_count, facts.duration_s, kLabels[i]);
+    costs[i] = rules::PriceRun(catalog, facts.instance_type, facts.instance_count, facts.duration_s, kLabels[i]);
     runs.push_back({{"label", kLabels[i]},
                     {"job", facts.job},
                     {"path", facts.path},
@@ -231,7 +231,7 @@ json BuildComparison(const ComparedRun& a, const ComparedRun& b, const std::vect
                     {"price_per_hour", costs[i].priced ? json(costs[i].price_per_hour) : json(nullptr)},
                     {"cost", costs[i].priced ? json(static_cast<double>(costs[i].cost_cents) / 100.0) : json(nullptr)}});
   }
-  const CostComparison saving = CompareCosts(costs[0], costs[1]);
+  const rules::CostComparison saving = rules::CompareCosts(costs[0], costs[1]);
   json cost = saving.available ? json{{"available", true},
                                       {"saving", static_cast<double>(saving.saving_cents) / 100.0},
                                       {"saving_share", saving.saving_share},

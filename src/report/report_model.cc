@@ -14,6 +14,7 @@
 #include "report/report_sections_verdict.h"
 #include "rules/builtin_rules.h"
 #include "rules/profiler_report.h"
+#include "rules/right_sizing_rule.h"
 #include "base/json_fields.h"
 
 namespace stepscope::report {
@@ -25,6 +26,8 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs) {
   context.rules = &inputs.rules;
   context.run_info = inputs.run_info.is_object() ? &inputs.run_info : nullptr;
   context.python_tables = inputs.python_tables.is_array() ? &inputs.python_tables : nullptr;
+  context.catalog = inputs.catalog;
+  context.path = inputs.path;
   // The manifests know when the job started and ended (before its first and after its last
   // event); imported data only knows its own timestamps.
   context.start_ns = model.first_ns();
@@ -70,7 +73,7 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs) {
 }
 
 StatusOr<nlohmann::json> LoadOrEvaluateRules(const std::string& rules_json_path, const analysis::Model& model,
-                                            std::string* source) {
+                                            std::string* source, const std::vector<rules::InstanceType>* catalog) {
   if (auto text = ReadRegularFile(rules_json_path, Symlinks::kRefuse); text.ok()) {
     auto document = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     // A live run's rules.json is rewritten as windows close: only a finished one is the run's.
@@ -81,6 +84,9 @@ StatusOr<nlohmann::json> LoadOrEvaluateRules(const std::string& rules_json_path,
     }
   }
   STEPSCOPE_ASSIGN_OR_RETURN(auto report, rules::ProfilerReport::Create(rules::BuiltinRules()));
+  for (const auto& rule : report->rules()) {
+    if (catalog != nullptr) rules::SetRightSizingCatalog(*rule, *catalog);  // does nothing to other rules
+  }
   report->Finish(model);
   *source = "evaluated";
   return report->RulesJson();

@@ -10,11 +10,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/model.h"
 #include "base/status.h"
+#include "rules/instance_catalog.h"
 
 namespace stepscope::report {
 
@@ -33,6 +35,8 @@ struct ReportInputs {
   nlohmann::json run_info;
   // BuildPythonProfileTables' tables (python_profile_tables.h) with every function kept (array); null when none.
   nlohmann::json python_tables;
+  // The instance catalogue that prices the run (`--prices FILE`); null: the built-in one.
+  const std::vector<rules::InstanceType>* catalog = nullptr;
   std::string generated_by;    // "stepscope 0.1.0"
   int64_t generated_at_ns = 0; // Unix ns; tests pass 0
 };
@@ -44,8 +48,9 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs);
 // says "finished": true (what `stepscope rules` and the end of `stepscope run` write); otherwise
 // the built-in rules evaluated now, in process, with default parameters (nothing is written).
 // *source is set to "rules.json" or "evaluated". A file that exists but is unusable is not an
-// error: the rules are evaluated instead.
+// error: the rules are evaluated instead. `catalog` (when not null) is RightSizing's.
 StatusOr<nlohmann::json> LoadOrEvaluateRules(const std::string& rules_json_path, const analysis::Model& model,
-                                            std::string* source);
+                                            std::string* source,
+                                            const std::vector<rules::InstanceType>* catalog = nullptr);
 
 }  // namespace stepscope::report

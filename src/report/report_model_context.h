@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/model.h"
+#include "rules/instance_catalog.h"
 
 namespace stepscope::report {
 
@@ -22,6 +24,9 @@ struct ReportContext {
   const nlohmann::json* run_info = nullptr;
   // BuildPythonProfileTables' tables (python_profile_tables.h), every function kept; null when none.
   const nlohmann::json* python_tables = nullptr;
+  // The instance catalogue that prices the run; null: the built-in one.
+  const std::vector<rules::InstanceType>* catalog = nullptr;
+  std::string path;  // the run as the user named it
   // The job's bounds: the manifests' start and end when known, else the model's first and last
   // timestamps.
   int64_t start_ns = 0;

@@ -14,6 +14,7 @@
 #include "base/json_fields.h"
 #include "rules/cpu_headroom.h"
 #include "rules/rule.h"
+#include "rules/run_cost.h"
 
 namespace stepscope::report {
 namespace {
@@ -135,6 +136,17 @@ nlohmann::json Figures(const ReportContext& context, const nlohmann::json& docum
       }
     }
     if (std::isfinite(busiest)) figures.push_back(Figure(key, label, busiest, "%"));
+  }
+  // What the run cost and costs per hour, when its instance type is known and priced.
+  const analysis::RunFacts facts = analysis::ComputeRunFacts(model, context.path);
+  const std::vector<rules::InstanceType> builtin = context.catalog == nullptr ? rules::BuiltinInstanceCatalog()
+                                                                              : std::vector<rules::InstanceType>();
+  const rules::RunCost cost = rules::PriceRun(context.catalog != nullptr ? *context.catalog : builtin,
+                                              facts.instance_type, facts.instance_count, facts.duration_s, "the run");
+  if (cost.priced) {
+    figures.push_back(Figure("run_cost_usd", "cost of the run", static_cast<double>(cost.cost_cents) / 100, "USD"));
+    figures.push_back(Figure("cost_per_hour_usd", "cost per hour",
+                             cost.price_per_hour * static_cast<double>(cost.instance_count), "USD/h"));
   }
   // stepscope's own cost: what it dropped and the time the job spent in its profiling.
   const nlohmann::json overhead = JsonObject(document, "overhead");

@@ -30,7 +30,8 @@ std::string RunReportDirectory(const std::string& run_path) {
 }
 
 StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generated_at_ns,
-                                   const std::string& generated_by) {
+                                   const std::string& generated_by,
+                                   const std::vector<rules::InstanceType>* catalog) {
   // The run is read once: `stepscope info`'s facts (how the job ended, capabilities, drops,
   // bytes) are the model's too.
   STEPSCOPE_ASSIGN_OR_RETURN(analysis::Model model, analysis::LoadRun(run_path));
@@ -42,8 +43,9 @@ StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generate
   inputs.job = BaseName(RunReportDirectory(run_path));
   inputs.generated_by = generated_by;
   inputs.generated_at_ns = generated_at_ns;
+  inputs.catalog = catalog;
   STEPSCOPE_ASSIGN_OR_RETURN(inputs.rules, LoadOrEvaluateRules(rules::DefaultRulesOutputDir(run_path) + "/rules.json",
-                                                               model, &inputs.rules_source));
+                                                               model, &inputs.rules_source, catalog));
   if (model.source() == analysis::ModelSource::kStepscope) {
     inputs.run_info = BuildRunInfo(run_path, model);
     const std::vector<analysis::DetailWindowFile> windows = analysis::ReadDetailWindows(model);

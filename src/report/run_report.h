@@ -18,6 +18,7 @@
 #include "analysis/detail_window_files.h"
 #include "analysis/problem.h"
 #include "base/status.h"
+#include "rules/instance_catalog.h"
 
 namespace stepscope::report {
 
@@ -33,8 +34,11 @@ struct RunReport {
 // with `generated_at_ns` (Unix ns; tests pass 0) and `generated_by` ("stepscope 0.1.0"). Errors
 // are one line naming the run and what to pass instead. Imported runs have no facts or Python
 // profiles; their sections say so.
+// `catalog` prices the run and is RightSizing's when the rules are evaluated here (--prices);
+// null: the built-in catalogue.
 StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generated_at_ns,
-                                   const std::string& generated_by);
+                                   const std::string& generated_by,
+                                   const std::vector<rules::InstanceType>* catalog = nullptr);
 
 // The directory that holds the run: the run itself, or the folder of its model.stepscope
 // (where <RUN>/report.html goes by default).

@@ -133,7 +133,7 @@ export interface VerdictFigure {
   key?: string;
   label?: string;
   value?: number | null;
-  unit?: string;  // "ms", "%", "steps/s", "events"
+  unit?: string;  // "ms", "%", "steps/s", "events", "USD", "USD/h"
 }
 
 export interface FindingGroup {

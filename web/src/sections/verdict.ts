@@ -13,6 +13,8 @@ function formatFigure(figure: VerdictFigure): string {
     case "%": return `${formatNumber(value)} %`;
     case "steps/s": return `${formatNumber(value)} steps/s`;
     case "events": return formatNumber(value);
+    case "USD": return `$${value.toFixed(2)}`;
+    case "USD/h": return `$${value.toFixed(2)}/h`;
     default: return formatNumber(value);
   }
 }

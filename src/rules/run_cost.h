@@ -6,7 +6,8 @@
 // of the rounded costs and its share is relative to the dearer run's rounded cost, rounded to
 // 0.1 %. So the printed numbers agree with each other: $6.16 - $1.07 = $5.09 = 82.6 % of $6.16.
 //
-// Callers: run_comparison.cc, the compare command. Pure functions except LoadPriceCatalog
+// Callers: compare (run_comparison.cc), the report's verdict, the commands taking --prices.
+// Pure functions except LoadPriceCatalog
 // (reads one file); thread-safe.
 #pragma once
 
@@ -17,11 +18,11 @@
 #include "base/status.h"
 #include "rules/instance_catalog.h"
 
-namespace stepscope::compare {
+namespace stepscope::rules {
 
 // A catalogue from `path`: .toml ([[instances]] tables) or JSON (anything else), both in the
 // shape of docs/rules.md ("RightSizing's catalogue"). Errors name the file (and the TOML line).
-StatusOr<std::vector<rules::InstanceType>> LoadPriceCatalog(const std::string& path);
+StatusOr<std::vector<InstanceType>> LoadPriceCatalog(const std::string& path);
 
 struct RunCost {
   std::string instance_type;   // "" when unknown
@@ -35,7 +36,7 @@ struct RunCost {
 
 // Prices one run. Unknown instance types and counts are not errors: the cost is then
 // unavailable and `why` says which flag gives it.
-RunCost PriceRun(const std::vector<rules::InstanceType>& catalog, const std::string& instance_type,
+RunCost PriceRun(const std::vector<InstanceType>& catalog, const std::string& instance_type,
                  int32_t instance_count, double duration_s, const std::string& label);
 
 struct CostComparison {
@@ -51,4 +52,4 @@ CostComparison CompareCosts(const RunCost& a, const RunCost& b);
 // 616 -> "$6.16"; negative amounts get a leading "-".
 std::string FormatDollars(int64_t cents);
 
-}  // namespace stepscope::compare
+}  // namespace stepscope::rules

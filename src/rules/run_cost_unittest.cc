@@ -1,5 +1,5 @@
 // Cost and saving with the rounding of docs/compare.md, and the price catalogue in JSON and TOML.
-#include "compare/run_cost.h"
+#include "rules/run_cost.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,11 +8,11 @@
 
 #include "base/file_system.h"
 
-namespace stepscope::compare {
+namespace stepscope::rules {
 namespace {
 
 TEST(RunCostTest, TheSeedExample) {
-  const auto catalog = rules::BuiltinInstanceCatalog();
+  const auto catalog = BuiltinInstanceCatalog();
   // 3 x 503 s / 3600 x 14.688 = 6.15672 -> $6.16; 2 x 502 / 3600 x 3.825 = 1.06675 -> $1.07.
   const RunCost a = PriceRun(catalog, "p3.8xlarge", 3, 503.0, "A");
   const RunCost b = PriceRun(catalog, "ml.p3.2xlarge", 2, 502.0, "B");
@@ -37,7 +37,7 @@ TEST(RunCostTest, TheSeedExample) {
 }
 
 TEST(RunCostTest, UnpricedRunsSayWhatToPass) {
-  const auto catalog = rules::BuiltinInstanceCatalog();
+  const auto catalog = BuiltinInstanceCatalog();
   const RunCost no_type = PriceRun(catalog, "", 2, 10, "A");
   EXPECT_FALSE(no_type.priced);
   EXPECT_NE(no_type.why.find("--instance-a"), std::string::npos) << no_type.why;
@@ -97,4 +97,4 @@ TEST_F(PriceCatalogTest, ErrorsNameTheFile) {
 }
 
 }  // namespace
-}  // namespace stepscope::compare
+}  // namespace stepscope::rules

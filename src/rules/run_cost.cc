@@ -1,4 +1,4 @@
-#include "compare/run_cost.h"
+#include "rules/run_cost.h"
 
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
@@ -14,7 +14,7 @@
 #include "base/file_system.h"
 #include "base/toml_json.h"
 
-namespace stepscope::compare {
+namespace stepscope::rules {
 namespace {
 
 bool EndsWith(const std::string& text, const std::string& suffix) {
@@ -23,8 +23,8 @@ bool EndsWith(const std::string& text, const std::string& suffix) {
 
 }  // namespace
 
-StatusOr<std::vector<rules::InstanceType>> LoadPriceCatalog(const std::string& path) {
-  if (!EndsWith(path, ".toml")) return rules::LoadInstanceCatalog(path);
+StatusOr<std::vector<InstanceType>> LoadPriceCatalog(const std::string& path) {
+  if (!EndsWith(path, ".toml")) return LoadInstanceCatalog(path);
   LocalFileSystem fs;
   auto text = fs.ReadFile(path);
   if (!text.ok()) return NotFoundError("price catalogue " + path + ": cannot be read; check the path");
@@ -35,10 +35,10 @@ StatusOr<std::vector<rules::InstanceType>> LoadPriceCatalog(const std::string& p
             << parsed.error().description() << "; expected [[instances]] tables (docs/compare.md)";
     return InvalidArgumentError(message.str());
   }
-  return rules::InstanceCatalogFromJson(TomlToJson(parsed.table()), "price catalogue " + path);
+  return InstanceCatalogFromJson(TomlToJson(parsed.table()), "price catalogue " + path);
 }
 
-RunCost PriceRun(const std::vector<rules::InstanceType>& catalog, const std::string& instance_type,
+RunCost PriceRun(const std::vector<InstanceType>& catalog, const std::string& instance_type,
                  int32_t instance_count, double duration_s, const std::string& label) {
   RunCost cost;
   cost.instance_type = instance_type;
@@ -50,7 +50,7 @@ RunCost PriceRun(const std::vector<rules::InstanceType>& catalog, const std::str
                "or pass --instance-" + flag + " TYPE";
     return cost;
   }
-  const rules::InstanceType* type = rules::FindInstanceType(catalog, instance_type);
+  const InstanceType* type = FindInstanceType(catalog, instance_type);
   if (type == nullptr) {
     cost.why = "instance type " + instance_type + " of run " + label +
                " is not in the price catalogue; pass --prices FILE with it (docs/compare.md)";
@@ -91,4 +91,4 @@ std::string FormatDollars(int64_t cents) {
   return text;
 }
 
-}  // namespace stepscope::compare
+}  // namespace stepscope::rules

@@ -189,6 +189,65 @@ TEST(StepOutlierRule, ElevenOutliersTriggerWithExactDetailsAndEvidence) {
   EXPECT_GT(finding.estimated_saving, 0.0);
 }
 
+// Issue 13 §3: outliers that recur are named with their likely cause.
+TEST(StepOutlierRule, OutliersEveryNStepsAreNamedAsPeriodic) {
+  StepSpec spec;
+  spec.count = 260;
+  for (int64_t i = 19; i < spec.count; i += 20) spec.outliers.insert(i);  // 13 outliers: 19, 39, ...
+  const Model model = StepModel({spec});
+  auto rule = MakeStepOutlierRule();
+  Drive(*rule, model);
+  rule->Finish(model);
+  const RuleReport report = rule->Report();
+  ASSERT_EQ(report.findings.size(), 1u);
+  const Finding& finding = report.findings[0];
+  EXPECT_TRUE(finding.title.ends_with(": every 20 steps")) << finding.title;
+  EXPECT_EQ(finding.recommendation.rfind("The slow steps recur every 20 steps (steps 19, 39, 59, 79, 99, 119, ...)", 0),
+            0u)
+      << finding.recommendation;
+  EXPECT_NE(finding.recommendation.find("checkpointing"), std::string::npos);
+}
+
+TEST(StepOutlierRule, TheFirstStepOfEveryEpochIsNamedWithTheWorkersThatRestart) {
+  Maker maker;
+  const uint32_t node = maker.Node("algo-1");
+  int64_t t = kT0;
+  for (int epoch = 0; epoch < 12; ++epoch) {
+    // A new DataLoader iterator per epoch, its workers not persistent; the epoch's first step is slow.
+    maker.Span(node, "DataLoaderIterInitialize", "DataLoaderIterInitialize", t, t + kMs, -1, 0,
+               {maker.builder().BoolArg("persistent_workers", false)});
+    for (int k = 0; k < 20; ++k) {
+      const int64_t step = epoch * 20 + k;
+      const int64_t duration = (k == 0 ? 5000 : 1000 + 10 * (step % 7)) * kMs;
+      maker.Span(node, "Step:ModeKeys.TRAIN", "Step:ModeKeys.TRAIN", t + 2 * kMs, t + 2 * kMs + duration, step);
+      t += duration + 100 * kMs;
+    }
+  }
+  const Model model = maker.Finish();
+  auto rule = MakeStepOutlierRule();
+  Drive(*rule, model);
+  rule->Finish(model);
+  const RuleReport report = rule->Report();
+  ASSERT_EQ(report.findings.size(), 1u);
+  const Finding& finding = report.findings[0];
+  EXPECT_TRUE(finding.title.ends_with(": the first step of every epoch")) << finding.title;
+  EXPECT_NE(finding.recommendation.find("persistent_workers=True"), std::string::npos) << finding.recommendation;
+  EXPECT_NE(finding.next_step.find("persistent_workers=True"), std::string::npos) << finding.next_step;
+}
+
+TEST(StepOutlierRule, IrregularOutliersKeepTheGeneralAdvice) {
+  StepSpec spec;
+  spec.count = 211;
+  spec.outliers = std::set<int64_t>(kEleven.begin(), kEleven.end());
+  const Model model = StepModel({spec});
+  auto rule = MakeStepOutlierRule();
+  Drive(*rule, model);
+  const RuleReport report = rule->Report();
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].recommendation, report.recommendation);
+  EXPECT_FALSE(report.findings[0].title.ends_with("steps")) << report.findings[0].title;
+}
+
 TEST(StepOutlierRule, ExactlyNOutliersDoNotTrigger) {
   StepSpec spec;
   spec.count = 211;

@@ -171,6 +171,14 @@ class StepOutlierRule final : public Rule {
     for (size_t i = window.events.first; i < window.events.second; ++i) {
       const FrameworkEvent& event = model.events()[i];
       const std::string_view phase = model.String(event.phase);
+      if (phase == "DataLoaderIterInitialize") {
+        EpochStarts& epochs = epochs_[std::string(model.WriterOf(event))];
+        epochs.start_ns.push_back(event.start_ns);
+        if (const analysis::EventArg* arg = model.FindArg(event, "persistent_workers")) {
+          epochs.persistent_workers = arg->int_value != 0;
+        }
+        continue;
+      }
       if (!IsStep(phase, model.String(event.name), mode)) continue;
       ++report_.datapoints;
       const std::string node_name(model.WriterOf(event));
@@ -232,7 +240,7 @@ class StepOutlierRule final : public Rule {
         cached_titles_[key] = std::to_string(pending.outlier_count) + " " + pending.short_phase + " steps on " +
                               key.first + " took longer than " + FormatSeconds(stats.threshold) + " (mean " +
                               FormatSeconds(stats.mean) + " + " + pending.stddev_text + " x stddev " +
-                              FormatSeconds(stats.sigma) + ")";
+                              FormatSeconds(stats.sigma) + ")" + pending.pattern;
       }
       cached_evaluations_ = evaluations_;
     }
@@ -258,7 +266,78 @@ class StepOutlierRule final : public Rule {
     double stddev_factor = 0;
     std::string stddev_text;
     std::string short_phase;
+    std::string pattern;  // ": the first step of every epoch", ": every 100 steps", or ""
   };
+
+  // Outliers that recur are one cause with a likely name (issue 13 §3): the first step of each
+  // epoch (the DataLoader starts its workers again unless persistent_workers), or every N steps
+  // (checkpointing, evaluation, logging). Sets the finding's advice and returns the title's
+  // suffix; "" when the outliers follow no pattern.
+  // Where each epoch began on a writer: the DataLoader iterators it created (one per epoch).
+  struct EpochStarts {
+    std::vector<int64_t> start_ns;  // ascending
+    int persistent_workers = -1;    // -1 unknown, 0, 1
+  };
+
+  static std::string NamePeriodicOutliers(const EpochStarts* epochs, const StepSeries& series,
+                                          const std::vector<int64_t>& numbers, Finding& finding) {
+    if (numbers.size() < 3) return "";
+    auto list = [&](size_t limit) {
+      std::string text;
+      for (size_t i = 0; i < numbers.size() && i < limit; ++i) text += (i ? ", " : "") + std::to_string(numbers[i]);
+      return text + (numbers.size() > limit ? ", ..." : "");
+    };
+    // Epoch starts: the first step of the series that starts after each new DataLoader iterator.
+    std::vector<int64_t> epoch_firsts;
+    const int persistent = epochs != nullptr ? epochs->persistent_workers : -1;
+    for (int64_t start_ns : epochs != nullptr ? epochs->start_ns : std::vector<int64_t>()) {
+      // Steps arrive in start order.
+      auto first = std::lower_bound(series.steps.begin(), series.steps.end(), start_ns,
+                                    [](const StepRecord& step, int64_t t) { return step.start_ns < t; });
+      if (first != series.steps.end()) epoch_firsts.push_back(first->number);
+    }
+    std::sort(epoch_firsts.begin(), epoch_firsts.end());
+    epoch_firsts.erase(std::unique(epoch_firsts.begin(), epoch_firsts.end()), epoch_firsts.end());
+    size_t at_epoch_start = 0;
+    for (int64_t number : numbers) {
+      at_epoch_start += std::binary_search(epoch_firsts.begin(), epoch_firsts.end(), number);
+    }
+    if (epoch_firsts.size() >= 3 && 3 * at_epoch_start >= 2 * numbers.size() && 2 * at_epoch_start >= epoch_firsts.size()) {
+      if (persistent == 1) {
+        finding.recommendation = "The slow steps are the first of each epoch (steps " + list(6) +
+                                 ") although the DataLoader keeps its workers (persistent_workers=True): look at "
+                                 "what else happens at the epoch boundary (evaluation, checkpointing, re-shuffling "
+                                 "a large dataset) and move it off the training loop or make it asynchronous.";
+      } else {
+        finding.recommendation = "The slow steps are the first of each epoch (steps " + list(6) +
+                                 "): the DataLoader starts its worker processes again for every epoch. Set "
+                                 "persistent_workers=True (with num_workers > 0) so they survive between epochs; "
+                                 "if the epoch boundary also evaluates or checkpoints, make that asynchronous.";
+      }
+      finding.next_step = persistent == 1 ? "Open step " + std::to_string(numbers[1]) +
+                                                " in the timeline (stepscope export --format chrome) and look at "
+                                                "what runs before it."
+                                          : "Set persistent_workers=True on the DataLoader and compare the first "
+                                            "step of an epoch with the others.";
+      return ": the first step of every epoch";
+    }
+    // Every N steps: equal gaps, the first outlier (often the warm-up step) aside.
+    for (size_t skip = 0; skip <= 1 && numbers.size() - skip >= 3; ++skip) {
+      const int64_t period = numbers[skip + 1] - numbers[skip];
+      bool regular = period >= 2;
+      for (size_t i = skip + 1; regular && i < numbers.size(); ++i) regular = numbers[i] - numbers[i - 1] == period;
+      if (!regular) continue;
+      finding.recommendation = "The slow steps recur every " + std::to_string(period) + " steps (steps " + list(6) +
+                               "): something periodic runs in the loop, most often checkpointing, evaluation, "
+                               "logging or metrics written to disk. Do it less often, asynchronously (a background "
+                               "thread or process), or outside the timed loop.";
+      finding.next_step = "Open step " + std::to_string(numbers[skip + 1]) +
+                          " in the timeline (stepscope export --format chrome) and compare it with step " +
+                          std::to_string(numbers[skip + 1] - 1) + ".";
+      return ": every " + std::to_string(period) + " steps";
+    }
+    return "";
+  }
 
   // mean + σ·stddev_factor over every step of the series so far, exact wherever it decides which
   // steps are above it: the incremental σ may differ from numpy's two-pass σ in the last bits,
@@ -366,6 +445,10 @@ class StepOutlierRule final : public Rule {
     for (size_t j : outliers) steps.push_back({series.steps[j], series.disturbed(j)});
     std::stable_sort(steps.begin(), steps.end(),
                      [](const OutlierStep& a, const OutlierStep& b) { return a.step.number < b.step.number; });
+    std::vector<int64_t> numbers;
+    for (const OutlierStep& step : steps) numbers.push_back(step.step.number);
+    auto epochs = epochs_.find(series.node_name);
+    pending.pattern = NamePeriodicOutliers(epochs == epochs_.end() ? nullptr : &epochs->second, series, numbers, finding);
     double outlier_excess_s = 0;
     for (size_t j : outliers) outlier_excess_s += series.durations_s[j] - mean;
     const double total_s = mean * static_cast<double>(series.durations_s.size());
@@ -422,6 +505,7 @@ class StepOutlierRule final : public Rule {
   std::map<SeriesKey, StepSeries> series_;
   FrameworkActivity activity_;
   std::map<SeriesKey, PendingFinding> findings_;
+  std::map<std::string, EpochStarts> epochs_;  // by writer (as series_ keys)
   size_t evaluations_ = 0;
   double stddev_factor_ = 0;  // as of the last window
   // What Report() computed, valid while cached_evaluations_ == evaluations_.

@@ -190,15 +190,19 @@ TEST(StepOutlierRule, ElevenOutliersTriggerWithExactDetailsAndEvidence) {
 }
 
 // Issue 13 §3: outliers that recur are named with their likely cause.
+RuleReport StepOutlierReport(const Model& model) {
+  auto rule = MakeStepOutlierRule();
+  Drive(*rule, model);
+  rule->Finish(model);
+  return rule->Report();
+}
+
 TEST(StepOutlierRule, OutliersEveryNStepsAreNamedAsPeriodic) {
   StepSpec spec;
   spec.count = 260;
   for (int64_t i = 19; i < spec.count; i += 20) spec.outliers.insert(i);  // 13 outliers: 19, 39, ...
   const Model model = StepModel({spec});
-  auto rule = MakeStepOutlierRule();
-  Drive(*rule, model);
-  rule->Finish(model);
-  const RuleReport report = rule->Report();
+  const RuleReport report = StepOutlierReport(model);
   ASSERT_EQ(report.findings.size(), 1u);
   const Finding& finding = report.findings[0];
   EXPECT_TRUE(finding.title.ends_with(": every 20 steps")) << finding.title;
@@ -224,10 +228,7 @@ TEST(StepOutlierRule, TheFirstStepOfEveryEpochIsNamedWithTheWorkersThatRestart) 
     }
   }
   const Model model = maker.Finish();
-  auto rule = MakeStepOutlierRule();
-  Drive(*rule, model);
-  rule->Finish(model);
-  const RuleReport report = rule->Report();
+  const RuleReport report = StepOutlierReport(model);
   ASSERT_EQ(report.findings.size(), 1u);
   const Finding& finding = report.findings[0];
   EXPECT_TRUE(finding.title.ends_with(": the first step of every epoch")) << finding.title;

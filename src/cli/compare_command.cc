@@ -11,6 +11,8 @@
 #include "compare/run_comparison.h"
 #include "rules/run_cost.h"
 #include "report/report_html.h"
+#include "report/report_model.h"
+#include "rules/profiler_report.h"
 #include "rules/instance_catalog.h"
 
 namespace stepscope::cli {
@@ -67,8 +69,16 @@ int CompareCommand(const CompareInvocation& invocation) {
   }
   PrintRunProblems(a->problems(), "stepscope compare: RUN_A: ", invocation.run_a);
   PrintRunProblems(b->problems(), "stepscope compare: RUN_B: ", invocation.run_b);
-  compare::ComparedRun run_a{&*a, invocation.run_a, invocation.instance_a, invocation.count_a};
-  compare::ComparedRun run_b{&*b, invocation.run_b, invocation.instance_b, invocation.count_b};
+  compare::ComparedRun run_a{&*a, invocation.run_a, invocation.instance_a, invocation.count_a, {}};
+  compare::ComparedRun run_b{&*b, invocation.run_b, invocation.instance_b, invocation.count_b, {}};
+  // Each run's findings, as its report shows them: rules.json when the run finished, else the
+  // rules evaluated now (with the same catalogue for RightSizing).
+  for (compare::ComparedRun* run : {&run_a, &run_b}) {
+    std::string source;
+    auto rules = report::LoadOrEvaluateRules(rules::DefaultRulesOutputDir(run->path) + "/rules.json", *run->model,
+                                             &source, &catalog);
+    if (rules.ok()) run->rules = std::move(*rules);
+  }
   const nlohmann::json document =
       compare::BuildComparison(run_a, run_b, catalog, std::string("stepscope ") + STEPSCOPE_VERSION);
   if (!invocation.html.empty()) {

@@ -153,6 +153,31 @@ std::string UtilizationTable(const json& document) {
   return text;
 }
 
+// Which rules found something in one run and not in the other.
+std::string FindingsTable(const json& document) {
+  if (!document.contains("findings") || !document["findings"].is_object()) return "";
+  const json& findings = document["findings"];
+  std::string text = "\nFindings\n";
+  if (!findings.value("available", false)) return text + "  " + findings.value("why", std::string()) + "\n";
+  auto side = [&](const char* key, const char* label) {
+    for (const json& entry : findings[key]) {
+      const json titles = entry.value("titles", json::array());
+      const std::string first = titles.empty() ? std::string() : titles[0].get<std::string>();
+      text += FormatLine("  %-8s %-24s %s\n", label, entry.value("rule", std::string()).c_str(),
+                         FitText(first, 80).c_str());
+    }
+  };
+  side("only_a", "only A");
+  side("only_b", "only B");
+  for (const json& entry : findings["both"]) {
+    text += FormatLine("  %-8s %s\n", "both", entry.value("rule", std::string()).c_str());
+  }
+  if (findings["only_a"].empty() && findings["only_b"].empty() && findings["both"].empty()) {
+    text += "  No rule found anything in either run.\n";
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string FormatLine(const char* format, ...) {
@@ -184,8 +209,25 @@ std::string HumanDuration(double seconds) {
 }
 
 std::string FormatComparisonText(const json& document) {
-  return RunsTable(document) + StepsTable(document) + PhasesTable(document) + OperatorsTable(document) +
-         UtilizationTable(document);
+  std::string verdict;
+  if (document.contains("verdict") && document["verdict"].is_object()) {
+    // Wrapped at word boundaries to the table width, continuation lines indented.
+    std::string line = "Verdict:";
+    for (size_t at = 0, end; at < document["verdict"].value("sentence", std::string()).size(); at = end + 1) {
+      const std::string sentence = document["verdict"].value("sentence", std::string());
+      end = sentence.find(' ', at);
+      if (end == std::string::npos) end = sentence.size();
+      const std::string word = sentence.substr(at, end - at);
+      if (line.size() + 1 + word.size() > kTextWidth) {
+        verdict += line + "\n";
+        line = " ";
+      }
+      line += " " + word;
+    }
+    verdict += line + "\n\n";
+  }
+  return verdict + RunsTable(document) + StepsTable(document) + FindingsTable(document) + PhasesTable(document) +
+         OperatorsTable(document) + UtilizationTable(document);
 }
 
 }  // namespace stepscope::compare

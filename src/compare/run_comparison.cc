@@ -8,6 +8,7 @@
 
 #include "analysis/numerics.h"
 #include "analysis/vocabulary.h"
+#include "compare/compare_text.h"
 #include "compare/mann_whitney.h"
 #include "rules/run_cost.h"
 #include "analysis/run_facts.h"
@@ -201,6 +202,90 @@ json UtilizationSection(const analysis::Model* models[2]) {
   return {{"available", true}, {"rows", rows}};
 }
 
+// Rule -> its findings' titles, for the rules that found something.
+std::map<std::string, std::vector<std::string>> TriggeredRules(const json& rules) {
+  std::map<std::string, std::vector<std::string>> triggered;
+  const json* list = rules.is_object() && rules.contains("rules") ? &rules["rules"] : nullptr;
+  if (list == nullptr || !list->is_array()) return triggered;
+  for (const json& rule : *list) {
+    if (!rule.is_object() || !rule.contains("findings") || !rule["findings"].is_array()) continue;
+    for (const json& finding : rule["findings"]) {
+      if (!finding.is_object()) continue;
+      const std::string name = rule.value("Rule", finding.value("rule", std::string("?")));
+      triggered[name].push_back(finding.value("title", std::string()));
+    }
+  }
+  return triggered;
+}
+
+// What triggered in A and not in B, the reverse, and what both found.
+json FindingsSection(const json& rules_a, const json& rules_b) {
+  if (!rules_a.is_object() || !rules_b.is_object()) {
+    return Unavailable("The rules of " + std::string(!rules_a.is_object() ? "RUN_A" : "RUN_B") +
+                       " could not be read or evaluated, so their findings cannot be compared.");
+  }
+  const auto a = TriggeredRules(rules_a), b = TriggeredRules(rules_b);
+  json only_a = json::array(), only_b = json::array(), both = json::array();
+  for (const auto& [rule, titles] : a) {
+    json entry = {{"rule", rule}, {"titles", titles}};
+    if (b.count(rule)) {
+      entry = {{"rule", rule}, {"a", titles}, {"b", b.at(rule)}};
+      both.push_back(std::move(entry));
+    } else {
+      only_a.push_back(std::move(entry));
+    }
+  }
+  for (const auto& [rule, titles] : b) {
+    if (!a.count(rule)) only_b.push_back({{"rule", rule}, {"titles", titles}});
+  }
+  return {{"available", true}, {"only_a", only_a}, {"only_b", only_b}, {"both", both}};
+}
+
+std::string Names(const json& entries) {
+  std::string text;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == entries.size() ? " and " : ", ") + entries[i]["rule"].get<std::string>();
+  }
+  return text;
+}
+
+// One sentence: how B's steps, cost and findings compare with A's.
+std::string VerdictSentence(const json& steps, const json& cost, const json& findings) {
+  std::vector<std::string> parts;
+  for (const json& row : steps.value("phases", json::array())) {
+    const json& a = row["a"];
+    const json& b = row["b"];
+    if (!a.contains("p50_ms") || !b.contains("p50_ms")) continue;
+    const double pa = a["p50_ms"].get<double>(), pb = b["p50_ms"].get<double>();
+    const std::string phase = row["phase"].get<std::string>();
+    const bool significant = row.contains("test") && row["test"].is_object() && row["test"].value("significant", false);
+    if (!significant || pa <= 0) {
+      parts.push_back(FormatLine("%s step times do not differ significantly (p50 %.3g ms vs %.3g ms)", phase.c_str(), pa, pb));
+    } else {
+      const double change = (pb - pa) / pa * 100;
+      parts.push_back(FormatLine("B's %s steps are %.0f %% %s (p50 %.3g ms vs %.3g ms, p = %.2g)", phase.c_str(),
+                                 std::fabs(change), change < 0 ? "faster" : "slower", pa, pb,
+                                 row["test"]["p_value"].get<double>()));
+    }
+    break;  // the first phase (TRAIN when there is one)
+  }
+  if (cost.value("available", false) && cost["cheaper"].is_string()) {
+    parts.push_back(FormatLine("%s costs %s less (%.1f %%)", cost["cheaper"].get<std::string>() == "A" ? "A" : "B",
+                               rules::FormatDollars(std::llround(cost["saving"].get<double>() * 100)).c_str(),
+                               cost["saving_share"].get<double>() * 100));
+  }
+  if (findings.value("available", false)) {
+    if (!findings["only_a"].empty()) parts.push_back("B no longer triggers " + Names(findings["only_a"]));
+    if (!findings["only_b"].empty()) parts.push_back("B newly triggers " + Names(findings["only_b"]));
+    if (findings["only_a"].empty() && findings["only_b"].empty()) parts.push_back("both trigger the same rules");
+  }
+  if (parts.empty()) return "The runs have no steps, cost or findings to compare.";
+  std::string sentence;
+  for (size_t i = 0; i < parts.size(); ++i) sentence += (i == 0 ? "" : "; ") + parts[i];
+  sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
+  return sentence + ".";
+}
+
 json NullIfEmpty(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 json NullIfZero(int64_t value) { return value == 0 ? json(nullptr) : json(value); }
 
@@ -238,13 +323,18 @@ json BuildComparison(const ComparedRun& a, const ComparedRun& b, const std::vect
                                       {"cheaper", NullIfEmpty(saving.cheaper)}}
                                : Unavailable(saving.why);
   const Activity activity[2] = {CollectActivity(*models[0]), CollectActivity(*models[1])};
+  json steps = StepsSection(models);
+  json findings = FindingsSection(a.rules, b.rules);
+  const std::string verdict = VerdictSentence(steps, cost, findings);
   return {{"schema", "stepscope.report"},
           {"version", 1},
           {"kind", "compare"},
           {"generated_by", generated_by},
+          {"verdict", {{"sentence", verdict}}},
           {"runs", runs},
           {"cost", cost},
-          {"steps", StepsSection(models)},
+          {"findings", std::move(findings)},
+          {"steps", std::move(steps)},
           {"phases", PhasesSection(models, activity)},
           {"operators", OperatorsSection(activity)},
           {"utilization", UtilizationSection(models)}};

@@ -31,9 +31,14 @@ struct ComparedRun {
   // Override what the run's manifests say (--instance-a, --count-a); empty / 0: keep.
   std::string instance_type;
   int32_t instance_count = 0;
+  // The run's rules.json document ({"rules": [{"Rule", "findings": [...]}, ...]}); null when the
+  // rules could not be had: the findings diff then says so.
+  nlohmann::json rules;
 };
 
-// `generated_by`: "stepscope 0.1.0".
+// `generated_by`: "stepscope 0.1.0". The document leads with "verdict" (one sentence: step
+// time, cost and findings of B against A) and has "findings" (which rules found something in
+// one run and not in the other).
 nlohmann::json BuildComparison(const ComparedRun& a, const ComparedRun& b,
                                const std::vector<rules::InstanceType>& catalog, const std::string& generated_by);
 

@@ -135,6 +135,11 @@ TEST_F(RunComparisonTest, TheSeedExampleFromData) {
   EXPECT_NE(text.find("$6.16"), std::string::npos) << text;
   EXPECT_NE(text.find("$1.07"), std::string::npos) << text;
   EXPECT_NE(text.find("Cost: B is cheaper, saving $5.09 (82.6 %) of A's cost."), std::string::npos) << text;
+  // The verdict leads: step time (significant here), then cost; no rules were given.
+  EXPECT_EQ(document["verdict"]["sentence"],
+            "B's TRAIN steps are 19 % slower (p50 10.2 ms vs 12.2 ms, p = 0.0034); B costs $5.09 less (82.6 %).");
+  EXPECT_EQ(text.rfind("Verdict: B's TRAIN steps are 19 % slower", 0), 0u) << text;
+  EXPECT_EQ(document["findings"]["available"], false);
   size_t start = 0;
   while (start < text.size()) {
     const size_t end = text.find('\n', start);
@@ -218,6 +223,32 @@ TEST_F(RunComparisonTest, OperatorsAndOverrides) {
   EXPECT_NEAR(operators["rows"][0]["b_ms"].get<double>(), 6.0, 1e-9);
   EXPECT_NEAR(operators["rows"][0]["delta_share"].get<double>(), -0.25, 1e-9);
   EXPECT_EQ(operators["rows"][0]["a_calls"], 1);
+}
+
+TEST(FindingsDiffTest, WhatTriggeredInOneRunAndNotTheOther) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  analysis::NodeFacts facts;
+  facts.name = "n";
+  builder.AddNode(facts);
+  const analysis::Model model = std::move(builder).Finish();
+  ComparedRun a{&model, "a", "", 0, nlohmann::json::parse(R"({"rules": [
+      {"Rule": "DataloaderStarvation", "findings": [{"title": "waits for data"}]},
+      {"Rule": "StepOutlier", "findings": [{"title": "slow steps"}]}]})")};
+  ComparedRun b{&model, "b", "", 0, nlohmann::json::parse(R"({"rules": [
+      {"Rule": "StepOutlier", "findings": [{"title": "slow steps"}]},
+      {"Rule": "GpuIdle", "findings": [{"title": "idle"}]},
+      {"Rule": "CPUBottleneck", "findings": []}]})")};
+  const nlohmann::json document = BuildComparison(a, b, rules::BuiltinInstanceCatalog(), "test");
+  const nlohmann::json& findings = document["findings"];
+  EXPECT_EQ(findings["only_a"], nlohmann::json::parse(R"([{"rule": "DataloaderStarvation", "titles": ["waits for data"]}])"));
+  EXPECT_EQ(findings["only_b"], nlohmann::json::parse(R"([{"rule": "GpuIdle", "titles": ["idle"]}])"));
+  EXPECT_EQ(findings["both"][0]["rule"], "StepOutlier");
+  EXPECT_NE(document["verdict"]["sentence"].get<std::string>().find(
+                "B no longer triggers DataloaderStarvation; B newly triggers GpuIdle."),
+            std::string::npos)
+      << document["verdict"];
+  const std::string text = FormatComparisonText(document);
+  EXPECT_NE(text.find("  only A   DataloaderStarvation     waits for data\n"), std::string::npos) << text;
 }
 
 TEST_F(RunComparisonTest, RunFactsSplitTheJob) {

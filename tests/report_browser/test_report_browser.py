@@ -36,6 +36,7 @@ COMPARE_SECTIONS = [
     ("runs", "Runs compared"),
     ("cost", "Cost"),
     ("steps", "Step durations"),
+    ("findings", "Findings"),
     ("phases", "Framework phases"),
     ("operators", "Operators"),
     ("utilization", "Utilization"),
@@ -155,7 +156,11 @@ def test_compare(render_html, open_page):
     assert section(page, "operators")["available"] is False
     assert section(page, "operators")["why"].startswith("Neither run recorded operators")
     assert "Run B was cheaper by $5.09 (82.6%)." in page["body_text"]
-    assert [s["canvases"] for s in page["sections"]] == [0, 1, 2, 1, 0, 1]
+    # The verdict leads the page; the findings diff names what triggered in one run only.
+    text = page["body_text"]
+    assert text.index("Runs compared") < text.index("B no longer triggers DataloaderStarvation.") < text.index("Run\tJob")
+    assert "only in A\tDataloaderStarvation\tTRAIN steps on vm wait for data 31 % of the time" in page["body_text"]
+    assert [s["canvases"] for s in page["sections"]] == [0, 1, 2, 0, 1, 0, 1]
     assert_charts_drawn(page, 5)
     assert_names_are_text(page)
 

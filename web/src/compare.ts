@@ -20,8 +20,9 @@ function runLabel(doc: CompareDocument, index: number): string {
 
 export function renderCompareRuns(doc: CompareDocument): HTMLElement {
   const runs = asArray(doc.runs);
-  const shell = section("runs", "Runs compared", "The two runs, their instances and what they cost at the given prices.", { available: runs.length > 0, why: "The document names no runs." });
+  const shell = section("runs", "Runs compared", "What changed from A to B first, then the two runs, their instances and what they cost at the given prices.", { available: runs.length > 0, why: "The document names no runs." });
   if (!shell.available) return shell.root;
+  if (doc.verdict?.sentence) shell.body.append(para(doc.verdict.sentence, "verdict-sentence"));
   shell.body.append(table<CompareRun>([
     { title: "Run", value: (r) => r.label, format: (v) => String(v ?? "?") },
     { title: "Job", value: (r) => r.job, format: (v) => String(v ?? "?") },
@@ -111,6 +112,28 @@ export function renderCompareUtilization(doc: CompareDocument): HTMLElement {
     { title: "Metric", value: (r) => r.metric, format: (v) => String(v ?? "?") },
     { title: "A p95", value: (r) => r.a_p95, numeric: true },
     { title: "B p95", value: (r) => r.b_p95, numeric: true },
+  ], rows));
+  return shell.root;
+}
+
+export function renderCompareFindings(doc: CompareDocument): HTMLElement {
+  const findings = doc.findings;
+  const shell = section("findings", "Findings", "The rules that found something in one run and not in the other, and those that found something in both.",
+    findings ?? { available: false, why: "This compare document has no findings (it was made by an older stepscope)." });
+  if (!shell.available || !findings) return shell.root;
+  const rows = [
+    ...asArray(findings.only_a).map((f) => ({ where: "only in A", rule: f.rule ?? "?", title: asArray(f.titles)[0] ?? "" })),
+    ...asArray(findings.only_b).map((f) => ({ where: "only in B", rule: f.rule ?? "?", title: asArray(f.titles)[0] ?? "" })),
+    ...asArray(findings.both).map((f) => ({ where: "in both", rule: f.rule ?? "?", title: asArray(f.b)[0] ?? "" })),
+  ];
+  if (rows.length === 0) {
+    shell.body.append(para("No rule found anything in either run.", "lead"));
+    return shell.root;
+  }
+  shell.body.append(table([
+    { title: "Triggered", value: (r) => r.where, format: (v) => String(v) },
+    { title: "Rule", value: (r) => r.rule, format: (v) => String(v) },
+    { title: "Finding", value: (r) => r.title, format: (v) => String(v) },
   ], rows));
   return shell.root;
 }

@@ -2,7 +2,7 @@
 // <script type="application/json" id="stepscope-model"> and renders it into #app. No network:
 // everything the page shows is in that document.
 
-import { renderCompareCost, renderCompareOperators, renderComparePhases, renderCompareRuns, renderCompareSteps, renderCompareUtilization } from "./compare";
+import { renderCompareCost, renderCompareFindings, renderCompareOperators, renderComparePhases, renderCompareRuns, renderCompareSteps, renderCompareUtilization } from "./compare";
 import { el, formatTimestamp, para } from "./dom";
 import type { CompareDocument, ReportDocument } from "./model";
 import { renderBatchSize, renderCpuBottlenecks, renderDataLoading, renderIoBottlenecks, renderStepTimeBreakdown } from "./sections/bottlenecks";
@@ -21,7 +21,7 @@ const kReportSections: ((doc: ReportDocument) => HTMLElement)[] = [
 ];
 
 const kCompareSections: ((doc: CompareDocument) => HTMLElement)[] = [
-  renderCompareRuns, renderCompareCost, renderCompareSteps, renderComparePhases, renderCompareOperators, renderCompareUtilization,
+  renderCompareRuns, renderCompareCost, renderCompareSteps, renderCompareFindings, renderComparePhases, renderCompareOperators, renderCompareUtilization,
 ];
 
 function readDocument(): ReportDocument | CompareDocument {

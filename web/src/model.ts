@@ -311,6 +311,12 @@ export interface CompareDocument {
   version?: number;
   kind: "compare";
   generated_by?: string;
+  verdict?: { sentence?: string };
+  findings?: Availability & {
+    only_a?: { rule?: string; titles?: string[] }[];
+    only_b?: { rule?: string; titles?: string[] }[];
+    both?: { rule?: string; a?: string[]; b?: string[] }[];
+  };
   runs?: CompareRun[];
   cost?: Availability & { saving?: number; saving_share?: number; cheaper?: string };
   steps?: Availability & {

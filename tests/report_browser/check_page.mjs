@@ -105,6 +105,7 @@ try {
       available: !s.classList.contains("unavailable"),
       why: s.querySelector(".section-body > p.why")?.textContent ?? null,
       canvases: s.querySelectorAll("canvas").length,
+      text: s.innerText,
       notes: [...s.querySelectorAll("p.downsampled")].map((p) => p.textContent),
     }));
     const canvases = [...document.querySelectorAll("canvas")].map((canvas) => {

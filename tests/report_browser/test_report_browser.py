@@ -74,6 +74,10 @@ def section(page, key):
     return next(s for s in page["sections"] if s["key"] == key)
 
 
+def text_of_section(page, key):
+    return section(page, key)["text"]
+
+
 def assert_verdict_on_first_screen(page, sentence, top_title):
     """Issue 13: at 1280x800 the page opens on what is wrong and what to do next."""
     first = page["first_screen"]
@@ -115,6 +119,10 @@ def test_one_node_without_gpu(render_html, open_page):
     assert ("The rules looked at 1 window of 60 s: windows from the run's first timestamp floored to the scan "
             "interval (UTC); the last, partial window is evaluated too") in page["body_text"]
     assert page["body_text"].index("DataloaderStarvation") < page["body_text"].index("CPUBottleneck")
+    # The data-loading histogram is drawn with its percentiles, not printed as bins and counts.
+    data_loading = text_of_section(page, "data_loading")
+    assert "p25 0.0021 · p50 0.0032 · p95 0.0071" in data_loading
+    assert "binedges" not in data_loading and "probs" not in data_loading
     # Findings show their evidence.
     assert "node vm · TRAIN · steps 12, 13, 14 · 10 s – 12 s after start" in page["body_text"]
     assert "Recommendation: Raise DataLoader num_workers to 4." in page["body_text"]

@@ -29,10 +29,11 @@ function numbers(value: Json | undefined): number[] | null {
   return value.every(isNumber) ? (value as number[]) : null;
 }
 
-// SageMaker's histograms: {"binedges": [...], "counts"|"hist": [...]}.
+// SageMaker's histograms: {"binedges": [...], "counts"|"hist"|"probs": [...]} (Dataloader's
+// loading times and StepOutlier's step times use "probs", which hold counts).
 function histogramOf(value: JsonObject): { edges: number[]; counts: number[] } | null {
   const edges = numbers(value["binedges"] ?? value["bin_edges"] ?? value["bin_edges_ms"]);
-  const counts = numbers(value["counts"] ?? value["hist"] ?? value["histogram"]);
+  const counts = numbers(value["counts"] ?? value["hist"] ?? value["histogram"] ?? value["probs"]);
   return edges && counts ? { edges, counts } : null;
 }
 
@@ -97,6 +98,9 @@ export function renderDetails(container: HTMLElement, value: Json | undefined, t
   }
   const histogram = histogramOf(value);
   if (histogram) {
+    // The statistics beside the bins (Dataloader's p25/p50/p95) as one line, then the chart.
+    const stats = Object.entries(value).filter(([, v]) => isNumber(v));
+    if (stats.length > 0) container.append(para(stats.map(([k, v]) => `${k} ${formatNumber(v, 4)}`).join(" · "), "stats"));
     histogramChart(container, { title, edges: histogram.edges, counts: histogram.counts, xLabel: title });
     return;
   }

@@ -1,15 +1,21 @@
 #include "report/report_sections_rules.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "analysis/numerics.h"
 #include "report/report_model_series.h"
 #include "base/json_fields.h"
 
 namespace stepscope::report {
 namespace {
+
+// Bins of the bottleneck band over the job.
+constexpr int kBottleneckBands = 60;
 
 // "threshold:50\ncpu_threshold:90" -> {"threshold": "50", "cpu_threshold": "90"} (texts as given).
 nlohmann::json ParametersObject(const std::string& text) {
@@ -47,6 +53,53 @@ nlohmann::json DetailsSection(const ReportContext& context, const char* rule, co
   nlohmann::json section = {{"available", true}, {"details", BoundedDetails(details, kMaxDetailEntries, &truncated)}};
   if (truncated) section["details_truncated"] = true;
   return section;
+}
+
+// CPUBottleneck's and IOBottleneck's Details hold one entry per bottleneck snapshot, keyed by its
+// time in seconds (thousands on a long run): the section leads with what they add up to, the
+// share of the rule's snapshots and when, and the times as a histogram over the job (a band).
+void AddBottleneckSummary(const ReportContext& context, const char* rule, const char* what, nlohmann::json& section) {
+  if (!JsonBool(section, "available", false)) return;
+  const nlohmann::json details = context.Details(rule);
+  const nlohmann::json* bottlenecks = JsonField(details, "bottlenecks");
+  const int64_t datapoints = JsonInt(*context.Rule(rule), "Datapoints", 0);
+  std::vector<double> offsets_s;
+  if (bottlenecks != nullptr && bottlenecks->is_object()) {
+    for (const auto& [key, entry] : bottlenecks->items()) {
+      char* end = nullptr;
+      const double seconds = std::strtod(key.c_str(), &end);
+      if (end == key.c_str()) continue;
+      offsets_s.push_back(seconds - static_cast<double>(context.start_ns) / 1e9);
+    }
+  }
+  std::sort(offsets_s.begin(), offsets_s.end());
+  const size_t count = offsets_s.size();
+  char sentence[256];
+  if (count == 0 && datapoints == 0) {
+    std::snprintf(sentence, sizeof sentence, "%s counted no system snapshot in the windows it analysed.", rule);
+  } else if (count == 0) {
+    std::snprintf(sentence, sizeof sentence, "No %s bottleneck in %lld system snapshots.", what,
+                  static_cast<long long>(datapoints));
+  } else {
+    std::snprintf(sentence, sizeof sentence,
+                  "The %s was the bottleneck in %zu of %lld system snapshots (%.1f %%), between %.0f s and %.0f s "
+                  "after the start.",
+                  what, count, static_cast<long long>(datapoints),
+                  datapoints > 0 ? 100.0 * static_cast<double>(count) / static_cast<double>(datapoints) : 0.0,
+                  offsets_s.front(), offsets_s.back());
+  }
+  nlohmann::json summary = {{"snapshots", count}, {"datapoints", datapoints}, {"sentence", sentence}};
+  if (count > 0) {
+    // Over the whole job, so the band lines up with the utilization charts' time axis.
+    const double job_s = std::max(static_cast<double>(context.end_ns - context.start_ns) / 1e9, offsets_s.back());
+    std::vector<double> edges;
+    for (int i = 0; i <= kBottleneckBands; ++i) edges.push_back(job_s * i / kBottleneckBands);
+    const analysis::Histogram band = analysis::EdgeHistogram(offsets_s, edges);
+    nlohmann::json counts = nlohmann::json::array();
+    for (double c : band.counts) counts.push_back(static_cast<int64_t>(c));
+    summary["band"] = {{"bin_edges_s", band.edges}, {"counts", counts}};
+  }
+  section["summary"] = std::move(summary);
 }
 
 // LoadBalancing writes every node's workload histograms, as the reference does (RULES.md §0), even
@@ -163,6 +216,8 @@ void AddRuleDetailSections(const ReportContext& context, nlohmann::json& documen
   document["io_bottlenecks"] =
       gpus ? DetailsSection(context, "IOBottleneck", "IOBottleneck saw no system snapshot to count.")
            : Unavailable("An I/O bottleneck is a GPU left idle by I/O wait, and " + no_gpu + ".");
+  AddBottleneckSummary(context, "CPUBottleneck", "CPU", document["cpu_bottlenecks"]);
+  AddBottleneckSummary(context, "IOBottleneck", "I/O", document["io_bottlenecks"]);
   document["step_time_breakdown"] = DetailsSection(
       context, "StepTimeBreakdown", "No step with framework activity was recorded, so there is no step time to split.");
 }

@@ -367,6 +367,25 @@ TEST(RulesSectionsTest, GpuSectionsOfARunWithoutGpusSayWhy) {
   EXPECT_EQ(document["data_loading"]["available"], false);
 }
 
+TEST(RulesSectionsTest, BottlenecksAddUpToASentenceAndABandInsteadOfOneRowPerSnapshot) {
+  Fixture f{SmallModel(analysis::ModelSource::kStepscope, /*gpu=*/true)};
+  // Snapshots 1 s and 3 s after the model's first sample, of 40 the rule counted.
+  const double t0 = static_cast<double>(kBaseNs) / 1e9;
+  f.rules = {{"rules", nlohmann::json::array({{{"Rule", "CPUBottleneck"}, {"Datapoints", 40},
+                                               {"Details", {{"bottlenecks", {{std::to_string(t0 + 1), {{"CPUs", 2}}},
+                                                                             {std::to_string(t0 + 3), {{"CPUs", 2}}}}},
+                                                            {"low_gpu_utilization", 2}}}}})}};
+  nlohmann::json document;
+  AddRuleDetailSections(f.Context(), document);
+  const nlohmann::json& summary = document["cpu_bottlenecks"]["summary"];
+  EXPECT_EQ(summary["snapshots"], 2);
+  EXPECT_EQ(summary["sentence"],
+            "The CPU was the bottleneck in 2 of 40 system snapshots (5.0 %), between 1 s and 3 s after the start.");
+  int64_t in_band = 0;
+  for (const auto& count : summary["band"]["counts"]) in_band += count.get<int64_t>();
+  EXPECT_EQ(in_band, 2);
+}
+
 TEST(OperatorsSectionTest, TopOperatorsOfEachWindowFromTheModel) {
   Fixture f{SmallModel()};
   f.run_info = nlohmann::json::parse(R"({"detail_windows": [{"node": "n0", "kind": "operators", "pid": 7,

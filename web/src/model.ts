@@ -225,6 +225,8 @@ export interface GpuSection extends Availability {
 }
 
 export interface DetailsSection extends Availability {
+  // CPU and I/O bottlenecks: what the per-snapshot entries add up to (report_sections_rules.cc).
+  summary?: { snapshots?: number; datapoints?: number; sentence?: string; band?: { bin_edges_s?: number[]; counts?: number[] } };
   details?: Json;
 }
 

@@ -42,7 +42,14 @@ def test_a_starved_loop_is_reported_with_its_data_wait(starved):
     starvation = starved.rule("DataloaderStarvation")
     (finding,) = starvation["findings"]
     assert finding["severity"] == "critical"
-    assert "num_workers" in finding["recommendation"]
+    # The advice follows the host's CPU while the test ran: with free cores, the DataLoader's
+    # workers; on a host that other processes (a loaded CI machine) fill, those processes, and
+    # never more workers (src/rules/cpu_headroom.h).
+    advice = finding["recommendation"]
+    if advice.startswith(("Other processes fill this host", "There is no CPU to spare")):
+        assert "raise" not in advice.lower(), advice
+    else:
+        assert "num_workers" in advice, advice
     assert finding["estimated_saving"] > 0.5  # 16 ms of waiting per step of 16.6 ms
     assert all(evidence["steps"] for evidence in finding["evidence"])
 

@@ -130,10 +130,10 @@ class DataloaderStarvationRule final : public Rule {
     auto it = loaders_.find(node);
     const LoaderFacts facts = it == loaders_.end() ? LoaderFacts{} : it->second;
     std::string advice;
+    const int64_t suggested_workers = std::max<int64_t>(2, std::min<int64_t>(facts.cores > 1 ? facts.cores - 1 : 2, 8));
     if (facts.num_workers == 0) {
       advice = "The DataLoader loads in the training process (num_workers=0): set num_workers to " +
-               std::to_string(std::max<int64_t>(2, std::min<int64_t>(facts.cores > 1 ? facts.cores - 1 : 2, 8))) +
-               " so batches are prepared while the model computes.";
+               std::to_string(suggested_workers) + " so batches are prepared while the model computes.";
     } else if (facts.num_workers > 0) {
       advice = "num_workers=" + std::to_string(facts.num_workers) +
                (facts.cores > 0 ? " of " + std::to_string(facts.cores) + " cores" : std::string()) +
@@ -145,8 +145,12 @@ class DataloaderStarvationRule final : public Rule {
     }
     if (has_gpu_ && !facts.pin_memory) advice += " With a GPU, pin_memory=True speeds host-to-device copies.";
     finding.recommendation = advice;
-    finding.next_step = "Open the data-loader detail window (stepscope run --dataloader-steps START:COUNT) to see "
-                        "per-batch times in each worker.";
+    // The one thing to try first: the change itself when it is clear, else a closer look.
+    finding.next_step = facts.num_workers == 0
+                            ? "Set DataLoader(num_workers=" + std::to_string(suggested_workers) +
+                                  ", persistent_workers=True), run again and compare the two runs (stepscope compare)."
+                            : "Open the data-loader detail window (stepscope run --dataloader-steps START:COUNT) to see "
+                              "per-batch times in each worker.";
     // More workers need free cores: on a full host, say who fills it instead.
     if (const CpuHeadroom cpu = cpu_.Of(node); cpu.others_fill_it()) {
       finding.recommendation = "Other processes fill this host: " + cpu.Describe() +

@@ -119,6 +119,9 @@ TEST(DataloaderStarvation, AStarvedLoopIsCriticalWithItsWorstStepsAsEvidence) {
   EXPECT_EQ(finding.severity, Severity::kCritical);
   EXPECT_NEAR(finding.estimated_saving, (19 * 30 + 60) / 2000.0, 1e-12);
   EXPECT_NE(finding.recommendation.find("num_workers=0"), std::string::npos) << finding.recommendation;
+  EXPECT_EQ(finding.next_step,
+            "Set DataLoader(num_workers=7, persistent_workers=True), run again and compare the two runs (stepscope "
+            "compare).");
   ASSERT_EQ(finding.evidence.size(), 5u);
   EXPECT_EQ(finding.evidence[0].steps, std::vector<int64_t>{7});
   EXPECT_EQ(report.datapoints, 20);

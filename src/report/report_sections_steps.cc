@@ -20,25 +20,59 @@ namespace {
 
 
 struct Total {
-  int64_t ns = 0;
+  int64_t ns = 0;       // inclusive: what ran inside an operator counts in it too
+  int64_t self_ns = 0;  // exclusive: its own time, the operators nested in it taken out
   int64_t calls = 0;
 };
 
-// The top kMaxTableRows of `totals` by time (ties by name), with their share of all of them.
+// Self time of operator spans: per thread (and device), a span's self time is its duration less
+// the spans nested in it. Events arrive in start order, the longer first on equal starts, so a
+// stack of the open spans finds each one's parent.
+class SelfTimes {
+ public:
+  // Returns the index under which `event`'s self time is kept; its parent's self time shrinks.
+  size_t Add(const analysis::FrameworkEvent& event) {
+    std::vector<Open>& stack = stacks_[{event.node, event.pid, event.tid, event.device}];
+    while (!stack.empty() && stack.back().end_ns <= event.start_ns) stack.pop_back();
+    const size_t index = self_ns_.size();
+    self_ns_.push_back(event.duration_ns());
+    if (!stack.empty()) {
+      const int64_t nested = std::min(event.end_ns, stack.back().end_ns) - event.start_ns;
+      self_ns_[stack.back().index] -= std::max<int64_t>(nested, 0);
+    }
+    stack.push_back({event.end_ns, index});
+    return index;
+  }
+  int64_t self_ns(size_t index) const { return std::max<int64_t>(self_ns_[index], 0); }
+
+ private:
+  struct Open {
+    int64_t end_ns;
+    size_t index;
+  };
+  std::map<std::tuple<uint32_t, int32_t, int64_t, int32_t>, std::vector<Open>> stacks_;
+  std::vector<int64_t> self_ns_;
+};
+
+// The top kMaxTableRows of `totals` by self time (ties by name), each with its share of all
+// operators' self time: nested operators are not counted twice, so the shares add up to 100 %.
 nlohmann::json OperatorRows(const analysis::Model& model, const std::unordered_map<analysis::StringId, Total>& totals) {
   std::vector<std::pair<analysis::StringId, Total>> rows(totals.begin(), totals.end());
-  int64_t all_ns = 0;
-  for (const auto& [name, total] : rows) all_ns += total.ns;
+  int64_t all_self_ns = 0;
+  for (const auto& [name, total] : rows) all_self_ns += total.self_ns;
   std::sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
-    if (a.second.ns != b.second.ns) return a.second.ns > b.second.ns;
+    if (a.second.self_ns != b.second.self_ns) return a.second.self_ns > b.second.self_ns;
     return model.String(a.first) < model.String(b.first);
   });
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < rows.size() && i < kMaxTableRows; ++i) {
+    const Total& total = rows[i].second;
     out.push_back({{"name", model.String(rows[i].first)},
-                   {"total_ms", NsToMs(rows[i].second.ns)},
-                   {"share", all_ns > 0 ? static_cast<double>(rows[i].second.ns) / static_cast<double>(all_ns) : 0.0},
-                   {"calls", rows[i].second.calls}});
+                   {"total_ms", NsToMs(total.ns)},
+                   {"self_ms", NsToMs(total.self_ns)},
+                   {"share", all_self_ns > 0 ? static_cast<double>(total.self_ns) / static_cast<double>(all_self_ns)
+                                             : 0.0},
+                   {"calls", total.calls}});
   }
   return out;
 }
@@ -77,6 +111,9 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
   std::unordered_map<analysis::StringId, Total> cpu, gpu;
   std::map<std::string, int64_t> step_ns;  // by step phase ("TRAIN")
   std::unordered_map<analysis::StringId, int64_t> general_ns;
+  // Self times are settled only when every nested span is seen: collected per event first.
+  SelfTimes self_times;
+  std::vector<std::pair<Total*, size_t>> operator_spans;
   int64_t first_step_ns = INT64_MAX, last_step_end_ns = INT64_MIN, all_steps_ns = 0;
   size_t counted = 0;
   for (const analysis::FrameworkEvent& event : model.events()) {
@@ -86,7 +123,10 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
       const std::string_view phase = model.String(event.phase);
       if (phase.find("cpu") != std::string_view::npos) it->second = Bucket::kCpu;
       else if (phase.find("gpu") != std::string_view::npos) it->second = Bucket::kGpu;
-      else if (phase.find("Step") != std::string_view::npos) it->second = Bucket::kStep;
+      // Training steps only: a phase of the step named like one (OptimizerStep) is framework
+      // time inside the steps, counted once, as Forward and Backward are.
+      else if (phase.find("Step") != std::string_view::npos && model.StepPhaseOf(event) != analysis::StepPhase::kNone)
+        it->second = Bucket::kStep;
       else if (phase.ends_with("-SubModuleInternal") || phase == analysis::kStepscopePhase || phase.empty())
         it->second = Bucket::kSkip;
     }
@@ -97,13 +137,11 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
         Total& total = (it->second == Bucket::kCpu ? cpu : gpu)[event.name];
         total.ns += duration_ns;
         ++total.calls;
+        operator_spans.emplace_back(&total, self_times.Add(event));
         break;
       }
       case Bucket::kStep: {
-        // A training step by its typed phase ("TRAIN"); other step-like phases (OptimizerStep) by name.
-        const analysis::StepPhase step_phase = model.StepPhaseOf(event);
-        step_ns[step_phase != analysis::StepPhase::kNone ? std::string(analysis::StepPhaseName(step_phase))
-                                                         : std::string(model.String(event.phase))] += duration_ns;
+        step_ns[analysis::StepPhaseName(model.StepPhaseOf(event))] += duration_ns;
         all_steps_ns += duration_ns;
         first_step_ns = std::min(first_step_ns, event.start_ns);
         last_step_end_ns = std::max(last_step_end_ns, event.end_ns);
@@ -114,6 +152,7 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
     }
     ++counted;
   }
+  for (const auto& [total, index] : operator_spans) total->self_ns += self_times.self_ns(index);
   if (counted == 0) {
     return Unavailable("No framework event was recorded (" + SourceDescription(model) +
                        "): annotate the training loop (stepscope.step(), the torch integration) to see where its "

@@ -230,10 +230,39 @@ TEST(FrameworkSectionTest, StepPhasesOthersOperatorsAndGeneral) {
   ASSERT_EQ(framework["cpu_operators"].size(), 2u);
   EXPECT_EQ(framework["cpu_operators"][0]["name"], "aten::mm");
   EXPECT_DOUBLE_EQ(framework["cpu_operators"][0]["total_ms"].get<double>(), 10.0);
-  EXPECT_DOUBLE_EQ(framework["cpu_operators"][0]["share"].get<double>(), 10.0 / 12.0);
+  // aten::relu (2 ms) runs inside the first aten::mm: shares are of self time and add up to 1.
+  EXPECT_DOUBLE_EQ(framework["cpu_operators"][0]["self_ms"].get<double>(), 8.0);
+  EXPECT_DOUBLE_EQ(framework["cpu_operators"][0]["share"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(framework["cpu_operators"][1]["share"].get<double>(), 0.2);
   EXPECT_EQ(framework["cpu_operators"][0]["calls"], 2);
   EXPECT_EQ(framework["cpu_operators"][1]["name"], "aten::relu");
   EXPECT_EQ(framework["gpu_operators"], nlohmann::json::array());
+}
+
+TEST(FrameworkSectionTest, OptimizerStepIsFrameworkTimeInsideTheStepsNotASecondStep) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  analysis::NodeFacts facts;
+  facts.name = "n0";
+  const uint32_t node = builder.AddNode(facts);
+  auto span = [&](std::string_view phase, int64_t start_ms, int64_t end_ms, int64_t step) {
+    analysis::FrameworkEvent event;
+    event.node = node;
+    event.phase = event.name = builder.Intern(phase);
+    event.start_ns = kBaseNs + start_ms * kMs;
+    event.end_ns = kBaseNs + end_ms * kMs;
+    event.step = step;
+    builder.AddEvent(event);
+  };
+  for (int i = 0; i < 2; ++i) {
+    span("Step:ModeKeys.TRAIN", i * 100, i * 100 + 100, i);
+    span("OptimizerStep", i * 100 + 80, i * 100 + 100, -1);
+  }
+  Fixture f{std::move(builder).Finish()};
+  const nlohmann::json framework = BuildFrameworkSection(f.Context());
+  EXPECT_DOUBLE_EQ(framework["phases"]["TRAIN_s"].get<double>(), 0.2);
+  EXPECT_FALSE(framework["phases"].contains("OptimizerStep_s")) << framework["phases"];
+  EXPECT_DOUBLE_EQ(framework["phases"]["others_s"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(framework["general"]["OptimizerStep"].get<double>(), 0.04);
 }
 
 TEST(SystemUsageTest, RuleStatisticsPerNodeAndTheCpuTotalTimeline) {

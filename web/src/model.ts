@@ -72,6 +72,7 @@ export interface SystemUsage extends Availability {
 }
 
 export interface OperatorShare {
+  self_ms?: number;  // its own time, nested operators taken out; share is of self time
   name?: string;
   total_ms?: number;
   share?: number;

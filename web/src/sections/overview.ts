@@ -90,8 +90,9 @@ export function renderSystemUsage(doc: ReportDocument): HTMLElement {
 function operatorTable(rows: OperatorShare[]): HTMLElement {
   return table([
     { title: "Operator", value: (r) => r.name, format: (v) => String(v ?? "–") },
-    { title: "Total", value: (r) => r.total_ms, format: (v) => (isNumber(v) ? `${formatNumber(v)} ms` : "–"), numeric: true },
-    { title: "Share", value: (r) => r.share, format: formatShare, numeric: true },
+    { title: "Self", value: (r) => r.self_ms, format: (v) => (isNumber(v) ? `${formatNumber(v)} ms` : "–"), numeric: true },
+    { title: "Share of self time", value: (r) => r.share, format: formatShare, numeric: true },
+    { title: "Total (with nested)", value: (r) => r.total_ms, format: (v) => (isNumber(v) ? `${formatNumber(v)} ms` : "–"), numeric: true },
     { title: "Calls", value: (r) => r.calls, numeric: true },
   ], rows, { limit: 30 });
 }
@@ -119,7 +120,7 @@ export function renderFramework(doc: ReportDocument): HTMLElement {
       continue;
     }
     const top = rows.slice(0, 15);
-    barChart(shell.body, { title: `Top ${top.length} ${title} by total time (ms)`, labels: top.map((r) => r.name ?? "?"), series: [{ label: "ms", values: top.map((r) => r.total_ms ?? 0) }], yLabel: "ms", horizontal: true });
+    barChart(shell.body, { title: `Top ${top.length} ${title} by self time (ms)`, labels: top.map((r) => r.name ?? "?"), series: [{ label: "ms", values: top.map((r) => r.self_ms ?? r.total_ms ?? 0) }], yLabel: "ms", horizontal: true });
     shell.body.append(operatorTable(rows));
   }
   return shell.root;

@@ -116,7 +116,8 @@ try {
         const pixels = context.getImageData(0, 0, width, height).data;
         for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) drawn++;
       }
-      return { label: canvas.getAttribute("aria-label"), width, height, drawn_pixels: drawn };
+      return { label: canvas.getAttribute("aria-label"), width, height, drawn_pixels: drawn,
+               axes: JSON.parse(canvas.getAttribute("data-axes") ?? "{}") };
     });
     return {
       title: document.title,

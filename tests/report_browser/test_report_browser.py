@@ -64,6 +64,25 @@ def assert_charts_drawn(page, minimum):
         assert canvas["drawn_pixels"] > 2000, f"chart {canvas['label']!r} looks blank: {canvas}"
 
 
+def assert_axes_readable(page):
+    """Issue 13: every chart with axes titles them, and byte rates tick at round values of one
+    binary unit (0, 200, 400 MiB/s), not at decimal counts printed as 1.46 KiB/s. Returns how
+    many byte-rate axes were checked."""
+    byte_axes = 0
+    for canvas in page["canvases"]:
+        for axis, info in canvas["axes"].items():
+            if info["type"] != "linear" or not info["ticks"]:
+                continue  # doughnuts have no axes; a category axis names its bars
+            assert info["title"], f"chart {canvas['label']!r} has an untitled {axis} axis"
+            assert info["title"] != "bytes/s", f"chart {canvas['label']!r} ticks raw bytes: {info['ticks']}"
+            if info["title"].endswith("iB/s") or info["title"] == "B/s":
+                byte_axes += 1
+                for tick in info["ticks"]:
+                    value = float(tick.replace(",", ""))
+                    assert abs(value - round(value)) < 1e-9 or abs(value * 10 - round(value * 10)) < 1e-9, (canvas["label"], tick)
+    return byte_axes
+
+
 def assert_names_are_text(page):
     assert page["images"] == 0, "an untrusted name was parsed as HTML"
     assert page["xss"] is False
@@ -113,6 +132,7 @@ def test_one_node_without_gpu(render_html, open_page):
     # the data-loading histogram, the step-time breakdown doughnut.
     assert [s["canvases"] for s in page["sections"]][:6] == [0, 1, 2, 3, 0, 4]
     assert_charts_drawn(page, 12)
+    assert_axes_readable(page)
     assert_names_are_text(page)
     # Rules: triggered first, with the count of triggered rules.
     assert "2 of 11 rules triggered." in page["body_text"]
@@ -152,6 +172,7 @@ def test_many_nodes_with_gpus(render_html, open_page):
     ] * 2
     assert len(section(page, "system_usage")["notes"]) == 1
     assert_charts_drawn(page, 20)
+    assert assert_axes_readable(page) >= 1, "the network and I/O charts are byte rates"
     assert_names_are_text(page)
 
 

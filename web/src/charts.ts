@@ -27,6 +27,23 @@ Chart.register(
   ArcElement, BarController, BarElement, CategoryScale, DoughnutController, Legend, LinearScale,
   LineController, LineElement, PointElement, ScatterController, Title, Tooltip,
 );
+// Every drawn chart states its axes on its canvas (data-axes: title and tick labels per scale), so
+// a test can check that each has a titled axis with readable ticks without reaching into Chart.js.
+Chart.register({
+  id: "stepscope-axes",
+  afterRender(chart: Chart) {
+    const axes: Record<string, { type: string; title: string; ticks: string[] }> = {};
+    for (const [id, scale] of Object.entries(chart.scales)) {
+      const title = (scale.options as { title?: { display?: boolean; text?: string | string[] } }).title;
+      axes[id] = {
+        type: scale.type,
+        title: title?.display ? String(title.text ?? "") : "",
+        ticks: scale.ticks.map((tick) => String(tick.label ?? "")),
+      };
+    }
+    chart.canvas.setAttribute("data-axes", JSON.stringify(axes));
+  },
+});
 Chart.defaults.animation = false;
 Chart.defaults.responsive = true;
 Chart.defaults.maintainAspectRatio = false;
@@ -65,10 +82,24 @@ function toPoints(x: number[], y: number[]): { x: number; y: number }[] {
   return points;
 }
 
+// The binary unit in which the largest of `values` reads between 1 and 1024: an axis drawn in it
+// ticks at round values (0, 200, 400 MiB/s), where ticks chosen on the raw bytes would fall at
+// round decimal counts that print as 1.46 KiB/s or 95.4 MiB/s.
+export function byteUnit(values: number[]): { unit: string; factor: number } {
+  const max = values.reduce((m, v) => (isNumber(v) && v > m ? v : m), 0);
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let index = 0;
+  while (index + 1 < units.length && max >= 1024 ** (index + 1)) index++;
+  return { unit: units[index] ?? "B", factor: 1024 ** index };
+}
+
 export function lineChart(container: HTMLElement, options: { title: string; xLabel: string; yLabel: string; series: XYSeries[]; yMax?: number }): Chart {
+  // Byte rates are drawn in one binary unit, so the axis ticks at round values of it.
+  const bytes = options.yLabel === "bytes/s" ? byteUnit(options.series.flatMap((s) => s.y)) : null;
+  const yLabel = bytes ? `${bytes.unit}/s` : options.yLabel;
   const datasets: ChartDataset<"line", { x: number; y: number }[]>[] = options.series.map((s, i) => ({
     label: s.label,
-    data: toPoints(s.x, s.y),
+    data: toPoints(s.x, bytes ? s.y.map((v) => v / bytes.factor) : s.y),
     borderColor: color(i),
     backgroundColor: color(i),
     borderWidth: 1.5,
@@ -85,15 +116,17 @@ export function lineChart(container: HTMLElement, options: { title: string; xLab
       plugins: {
         title: { display: true, text: options.title },
         legend: { display: options.series.length > 1 },
-        tooltip: { callbacks: { label: (item) => `${item.dataset.label ?? ""}: ${formatNumber(item.parsed.y)}` } },
+        tooltip: {
+          callbacks: {
+            label: (item) => `${item.dataset.label ?? ""}: ${bytes ? `${formatBytes((item.parsed.y ?? 0) * bytes.factor)}/s` : formatNumber(item.parsed.y)}`,
+          },
+        },
       },
       scales: {
         x: { type: "linear", title: { display: true, text: options.xLabel } },
         y: {
-          type: "linear", beginAtZero: true, title: { display: true, text: options.yLabel },
+          type: "linear", beginAtZero: true, title: { display: true, text: yLabel },
           ...(options.yMax !== undefined ? { suggestedMax: options.yMax } : {}),
-          // Rates read better as KiB/s, MiB/s than as 30,000,000.
-          ...(options.yLabel === "bytes/s" ? { ticks: { callback: (value: string | number) => `${formatBytes(Number(value))}/s` } } : {}),
         },
       },
     },

@@ -125,6 +125,7 @@ try {
       sections,
       canvases,
       images: document.querySelectorAll("img").length,
+      hover_cells: [...document.querySelectorAll("td[title]")].map((td) => ({ text: td.textContent, title: td.getAttribute("title") })),
       body_text: document.body.innerText,
       xss: window.__stepscope_xss === 1,
     };

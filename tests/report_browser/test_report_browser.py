@@ -173,6 +173,11 @@ def test_many_nodes_with_gpus(render_html, open_page):
     assert len(section(page, "system_usage")["notes"]) == 1
     assert_charts_drawn(page, 20)
     assert assert_axes_readable(page) >= 1, "the network and I/O charts are byte rates"
+    # A demangled kernel name is shortened in its cell (nested template arguments folded) and
+    # whole on hover.
+    (kernel,) = [c for c in page["hover_cells"] if c["title"].startswith("void at::native::elementwise_kernel<128, 4,")]
+    assert len(kernel["text"]) <= 80 and "<…>" in kernel["text"], kernel
+    assert kernel["text"].startswith("void at::native::elementwise_kernel<…>(int, at::native::gpu_kernel_impl<…>"), kernel
     assert_names_are_text(page)
 
 

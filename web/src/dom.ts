@@ -111,6 +111,38 @@ export interface Column<Row> {
   value: (row: Row) => unknown;
   format?: (value: unknown) => string;
   numeric?: boolean;
+  hover?: (value: unknown) => string;  // shown on hover (the full text of a shortened name)
+}
+
+// A demangled C++ name cut to what a table can show: template arguments nested deeper than
+// `keepDepth` become "<…>" (then the outer ones too while it is longer than `max`), so
+// "at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<...>>" stays readable; the
+// full name goes in the cell's hover text.
+export function shortName(name: string, max = 80): string {
+  const collapse = (text: string, keepDepth: number): string => {
+    let out = "";
+    let depth = 0;
+    for (const ch of text) {
+      if (ch === "<") {
+        depth++;
+        if (depth === keepDepth + 1) out += "<…";
+        if (depth <= keepDepth) out += ch;
+      } else if (ch === ">") {
+        if (depth <= keepDepth) out += ch;
+        else if (depth === keepDepth + 1) out += ">";
+        depth = Math.max(0, depth - 1);
+      } else if (depth <= keepDepth) {
+        out += ch;
+      }
+    }
+    return out;
+  };
+  if (name.length <= max) return name;
+  for (const keep of [1, 0]) {
+    const shorter = collapse(name, keep);
+    if (shorter.length <= max || keep === 0) return shorter.length <= max ? shorter : `${shorter.slice(0, max - 1)}…`;
+  }
+  return name;
 }
 
 export function table<Row>(columns: Column<Row>[], rows: Row[], options: { caption?: string; limit?: number; cls?: string } = {}): HTMLElement {
@@ -122,7 +154,8 @@ export function table<Row>(columns: Column<Row>[], rows: Row[], options: { capti
     for (const column of columns) {
       const value = column.value(row);
       const text = column.format ? column.format(value) : formatNumber(value);
-      tr.append(el("td", { text, cls: column.numeric ? "num" : "" }));
+      const attrs: Record<string, string> = column.hover ? { title: column.hover(value) } : {};
+      tr.append(el("td", { text, cls: column.numeric ? "num" : "", attrs }));
     }
     body.append(tr);
   }

@@ -3,7 +3,7 @@
 
 import { barChart, downsampleNote, lineChart, pieChart } from "../charts";
 import {
-  asArray, el, factTable, formatBytes, formatNumber, formatSeconds, formatShare, formatTimestamp, isNumber, para, section, table,
+  asArray, el, factTable, shortName, formatBytes, formatNumber, formatSeconds, formatShare, formatTimestamp, isNumber, para, section, table,
 } from "../dom";
 import type { OperatorShare, ReportDocument, TimelineSeries, UsageMetric } from "../model";
 
@@ -89,7 +89,7 @@ export function renderSystemUsage(doc: ReportDocument): HTMLElement {
 
 function operatorTable(rows: OperatorShare[]): HTMLElement {
   return table([
-    { title: "Operator", value: (r) => r.name, format: (v) => String(v ?? "–") },
+    { title: "Operator", value: (r) => r.name, format: (v) => shortName(String(v ?? "–")), hover: (v) => String(v ?? "") },
     { title: "Self", value: (r) => r.self_ms, format: (v) => (isNumber(v) ? `${formatNumber(v)} ms` : "–"), numeric: true },
     { title: "Share of self time", value: (r) => r.share, format: formatShare, numeric: true },
     { title: "Total (with nested)", value: (r) => r.total_ms, format: (v) => (isNumber(v) ? `${formatNumber(v)} ms` : "–"), numeric: true },

@@ -257,6 +257,7 @@ std::string FigureText(const json& figure) {
   if (unit == "ms") return v >= 1000 ? compare::FormatLine("%.3g s", v / 1000) : compare::FormatLine("%.3g ms", v);
   if (unit == "%") return compare::FormatLine("%.3g %%", v);
   if (unit == "steps/s") return compare::FormatLine("%.3g steps/s", v);
+  if (unit == "samples/s") return compare::FormatLine("%.4g samples/s", v);
   if (unit == "USD") return compare::FormatLine("$%.2f", v);
   if (unit == "USD/h") return compare::FormatLine("$%.2f/h", v);
   return compare::FormatLine("%.0f", v);

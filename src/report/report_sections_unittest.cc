@@ -2,6 +2,7 @@
 // percentiles, histogram counts, operator and function tables, and the "why" of sections the data
 // cannot fill.
 #include <cmath>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -357,6 +358,40 @@ TEST(VerdictTest, OneCardPerCauseNamingEveryNodeAndTheCostliestCauseFirst) {
   // TRAIN step times of the model (10, 20, 30, 40, 100 ms): p50 30 ms.
   EXPECT_EQ(verdict["figures"][0]["key"], "step_time_TRAIN_p50");
   EXPECT_DOUBLE_EQ(verdict["figures"][0]["value"].get<double>(), 30.0);
+}
+
+TEST(VerdictTest, SamplesPerSecondFromTheTrainingLoadersBatchSizeAndTheRanks) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  analysis::NodeFacts facts;
+  facts.name = "n0";
+  const uint32_t node = builder.AddNode(facts);
+  analysis::FrameworkEvent init;
+  init.node = node;
+  init.phase = init.name = builder.Intern("DataLoaderIterInitialize");
+  init.start_ns = init.end_ns = kBaseNs;
+  const analysis::EventArg batch[] = {builder.IntArg("batch_size", 32)};
+  builder.AddEvent(init, batch);
+  // Two ranks run steps 0-9 together, 100 ms each: 10 steps/s over the 1 s loop.
+  for (int32_t pid : {10, 11}) {
+    for (int i = 0; i < 10; ++i) {
+      analysis::FrameworkEvent step;
+      step.node = node;
+      step.pid = pid;
+      step.phase = step.name = builder.Intern("Step:ModeKeys.TRAIN");
+      step.start_ns = kBaseNs + i * 100 * kMs;
+      step.end_ns = step.start_ns + 100 * kMs;
+      step.step = i;
+      builder.AddEvent(step);
+    }
+  }
+  Fixture f{std::move(builder).Finish()};
+  nlohmann::json document;
+  document["findings"] = nlohmann::json::array();
+  const nlohmann::json verdict = BuildVerdict(f.Context(), document);
+  std::map<std::string, double> figures;
+  for (const auto& figure : verdict["figures"]) figures[figure["key"]] = figure["value"].get<double>();
+  EXPECT_DOUBLE_EQ(figures.at("train_steps_per_s"), 10.0);
+  EXPECT_DOUBLE_EQ(figures.at("train_samples_per_s"), 10.0 * 32 * 2);
 }
 
 TEST(VerdictTest, OtherProcessesFillingTheHostAreSaidFirst) {

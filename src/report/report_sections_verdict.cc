@@ -85,6 +85,20 @@ nlohmann::json GroupFindings(const nlohmann::json& findings) {
   return out;
 }
 
+// The batch size of the DataLoader iterator that started last before the first TRAIN step (the
+// training loader, not an evaluation one started later); -1 when none says.
+int64_t TrainingBatchSize(const analysis::Model& model, int64_t first_train_ns) {
+  const analysis::StringId initialize = model.FindString("DataLoaderIterInitialize");
+  if (initialize == analysis::kEmptyString || first_train_ns == INT64_MAX) return -1;
+  int64_t batch = -1;
+  for (const analysis::FrameworkEvent& event : model.events()) {
+    if (event.start_ns > first_train_ns) break;  // events are in start order
+    if (event.phase != initialize) continue;
+    if (const analysis::EventArg* arg = model.FindArg(event, "batch_size"); arg != nullptr) batch = arg->int_value;
+  }
+  return batch;
+}
+
 // The headline figures, each taken from where the report computes it.
 nlohmann::json Figures(const ReportContext& context, const nlohmann::json& document) {
   const analysis::Model& model = *context.model;
@@ -104,15 +118,26 @@ nlohmann::json Figures(const ReportContext& context, const nlohmann::json& docum
   // same step together count it once.
   const analysis::JobTimeline timeline = analysis::ComputeJobTimeline(model, context.start_ns, context.end_ns);
   std::set<int64_t> train_steps;
+  std::set<std::pair<uint32_t, int32_t>> train_processes;  // (node, pid): the ranks that train
+  int64_t first_train_ns = INT64_MAX;
   for (uint32_t index : model.steps()) {
     const analysis::FrameworkEvent& step = model.events()[index];
-    if (model.StepPhaseOf(step) == analysis::StepPhase::kTrain) train_steps.insert(step.step);
+    if (model.StepPhaseOf(step) != analysis::StepPhase::kTrain) continue;
+    train_steps.insert(step.step);
+    train_processes.emplace(step.node, step.pid);
+    first_train_ns = std::min(first_train_ns, step.start_ns);
   }
   for (const analysis::JobPhaseSpan& phase : timeline.phases) {
     if (!timeline.has_steps || phase.name != "training_loop" || phase.duration_ns() <= 0 || train_steps.empty()) continue;
-    figures.push_back(Figure("train_steps_per_s", "TRAIN steps per second",
-                             static_cast<double>(train_steps.size()) / (static_cast<double>(phase.duration_ns()) / 1e9),
-                             "steps/s"));
+    const double steps_per_s = static_cast<double>(train_steps.size()) / (static_cast<double>(phase.duration_ns()) / 1e9);
+    figures.push_back(Figure("train_steps_per_s", "TRAIN steps per second", steps_per_s, "steps/s"));
+    // Samples per second when the training DataLoader's batch size is known (the torch
+    // integration records it when an iterator starts): every training rank loads its own batch.
+    if (const int64_t batch = TrainingBatchSize(model, first_train_ns); batch > 0) {
+      figures.push_back(Figure("train_samples_per_s", "TRAIN samples per second",
+                               steps_per_s * static_cast<double>(batch) * static_cast<double>(train_processes.size()),
+                               "samples/s"));
+    }
   }
   // Share of TRAIN step time spent waiting for data (StepTimeBreakdown, every node).
   double wait_ns = 0, step_ns = 0;

@@ -19,7 +19,7 @@ namespace stepscope::report {
 //  "host_contention": "Other processes fill the CPU of vm: ..." | null (also the sentence's start),
 //  "expected_saving": fraction | null,
 //  "figures": [{"key", "label", "value": number | null,
-//               "unit": "ms"|"%"|"steps/s"|"events"|"USD"|"USD/h"}],
+//               "unit": "ms"|"%"|"steps/s"|"samples/s"|"events"|"USD"|"USD/h"}],
 //  "groups": [{"rule", "severity", "title", "nodes": [...], "ranks": [...], "findings": n,
 //              "finding_ids": [...], "estimated_saving", "saving_basis", "recommendation",
 //              "next_step", "evidence": [...]}]}

@@ -134,7 +134,7 @@ export interface VerdictFigure {
   key?: string;
   label?: string;
   value?: number | null;
-  unit?: string;  // "ms", "%", "steps/s", "events", "USD", "USD/h"
+  unit?: string;  // "ms", "%", "steps/s", "samples/s", "events", "USD", "USD/h"
 }
 
 export interface FindingGroup {

@@ -12,6 +12,7 @@ function formatFigure(figure: VerdictFigure): string {
     case "ms": return value >= 1000 ? `${formatNumber(value / 1000)} s` : `${formatNumber(value)} ms`;
     case "%": return `${formatNumber(value)} %`;
     case "steps/s": return `${formatNumber(value)} steps/s`;
+    case "samples/s": return `${formatNumber(value)} samples/s`;
     case "events": return formatNumber(value);
     case "USD": return `$${value.toFixed(2)}`;
     case "USD/h": return `$${value.toFixed(2)}/h`;

@@ -11,7 +11,9 @@ add_executable(make_synthetic_run ${CMAKE_CURRENT_LIST_DIR}/make_synthetic_run.c
 target_link_libraries(make_synthetic_run PRIVATE stepscope_synthetic_run)
 
 add_executable(analysis_benchmark ${CMAKE_CURRENT_LIST_DIR}/analysis_benchmark.cc)
-target_link_libraries(analysis_benchmark PRIVATE stepscope_synthetic_run stepscope::rules stepscope::analysis
+# FilesUnder comes from child_measure.h (report_memory.cmake).
+target_link_libraries(analysis_benchmark PRIVATE stepscope_synthetic_run stepscope_child_measure stepscope::rules
+  stepscope::analysis
   stepscope::importer_sagemaker stepscope::store PkgConfig::ZSTD)
 
 # A small run (2 min, 4 cores, 2 GPUs) loaded both ways: exact counts.

@@ -39,6 +39,7 @@
 #include "analysis/model.h"
 #include "analysis/stepscope_loader.h"
 #include "base/file_system.h"
+#include "child_measure.h"
 #include "importers/sagemaker/sagemaker_importer.h"
 #include "rules/builtin_rules.h"
 #include "rules/profiler_report.h"
@@ -102,17 +103,6 @@ Result InChild(const std::function<void(Result&)>& work) {
 }
 
 void Fail(Result& r, const std::string& message) { std::snprintf(r.error, sizeof r.error, "%s", message.c_str()); }
-
-std::vector<std::string> FilesUnder(const std::string& dir) {
-  std::vector<std::string> files;
-  std::error_code error;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir, error);
-       !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
-    if (it->is_regular_file(error)) files.push_back(it->path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 // The floor: bytes off the disk (page cache) and, for stepscope logs, zstd of every block.
 void ReadBaseline(const std::string& dir, bool decompress_blocks, Result& r) {

@@ -47,4 +47,12 @@ StatusOr<Model> LoadRun(const std::string& path) {
   return LoadStepscopeRun(path);
 }
 
+std::string RunDirectoryOf(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) return path;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
 }  // namespace stepscope::analysis

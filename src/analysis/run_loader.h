@@ -19,4 +19,9 @@ inline constexpr const char* kModelFileName = "model.stepscope";
 // Errors are one line naming `path` and what to pass instead.
 StatusOr<Model> LoadRun(const std::string& path);
 
+// The directory that holds the run at `path` (trailing slashes dropped): the path itself when it
+// is a directory, else the folder of the file (an imported run's model.stepscope), "." for a bare
+// file name. Where report.html goes and where an import's files lie.
+std::string RunDirectoryOf(std::string path);
+
 }  // namespace stepscope::analysis

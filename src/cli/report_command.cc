@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "analysis/run_loader.h"
 #include "base/file_system.h"
 #include "cli/detail_summary.h"
 #include "cli/run_problems.h"
@@ -38,7 +39,7 @@ StatusOr<report::RunReport> BuildReport(const std::string& run_path,
 Status WriteRunReport(const std::string& run_path, std::string* written_path) {
   STEPSCOPE_ASSIGN_OR_RETURN(report::RunReport built, BuildReport(run_path));
   PrintCorruptPythonWindows(built.unreadable_python_windows, "stepscope report");
-  *written_path = report::RunReportDirectory(run_path) + "/report.html";
+  *written_path = analysis::RunDirectoryOf(run_path) + "/report.html";
   return report::WriteReportHtml(built.model, *written_path);
 }
 
@@ -74,7 +75,7 @@ int ReportCommand(const ReportOptions& options) {
     std::printf("report model: %s\n", options.out.c_str());
     return 0;
   }
-  const std::string out = options.out.empty() ? report::RunReportDirectory(options.run) + "/report.html" : options.out;
+  const std::string out = options.out.empty() ? analysis::RunDirectoryOf(options.run) + "/report.html" : options.out;
   if (Status written = report::WriteReportHtml(model, out); !written.ok()) {
     std::fprintf(stderr, "stepscope report: %s\n", written.message().c_str());
     return kExitError;

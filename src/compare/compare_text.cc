@@ -42,24 +42,29 @@ std::string Share(const json& object, const char* key) {
 
 std::string PValue(double p) { return p < 0.0001 ? "<0.0001" : FormatLine("%.4f", p); }
 
-// A section that is not available prints its reason, wrapped to the width.
-std::string Why(const json& section) {
-  std::string why = String(section, "why");
-  std::string text, line = "  ";
+// `words` wrapped at spaces to kTextWidth: the first line starts with `first`, the others with
+// `rest`; a word longer than a line stays whole on its own line.
+std::string WrapWords(const std::string& words, const std::string& first, const std::string& rest) {
+  std::string text, line = first;
+  size_t prefix = first.size();
   size_t start = 0;
-  while (start < why.size()) {
-    size_t space = why.find(' ', start);
-    if (space == std::string::npos) space = why.size();
-    const std::string word = why.substr(start, space - start);
-    if (line.size() > 2 && line.size() + 1 + word.size() > kTextWidth) {
+  while (start < words.size()) {
+    size_t space = words.find(' ', start);
+    if (space == std::string::npos) space = words.size();
+    const std::string word = words.substr(start, space - start);
+    if (line.size() > prefix && line.size() + 1 + word.size() > kTextWidth) {
       text += line + "\n";
-      line = "  ";
+      line = rest;
+      prefix = rest.size();
     }
-    line += (line.size() > 2 ? " " : "") + word;
+    line += (line.size() > prefix ? " " : "") + word;
     start = space + 1;
   }
   return text + line + "\n";
 }
+
+// A section that is not available prints its reason, wrapped to the width.
+std::string Why(const json& section) { return WrapWords(String(section, "why"), "  ", "  "); }
 
 std::string RunsTable(const json& document) {
   std::string text = "Runs\n";
@@ -211,20 +216,7 @@ std::string HumanDuration(double seconds) {
 std::string FormatComparisonText(const json& document) {
   std::string verdict;
   if (document.contains("verdict") && document["verdict"].is_object()) {
-    // Wrapped at word boundaries to the table width, continuation lines indented.
-    std::string line = "Verdict:";
-    for (size_t at = 0, end; at < document["verdict"].value("sentence", std::string()).size(); at = end + 1) {
-      const std::string sentence = document["verdict"].value("sentence", std::string());
-      end = sentence.find(' ', at);
-      if (end == std::string::npos) end = sentence.size();
-      const std::string word = sentence.substr(at, end - at);
-      if (line.size() + 1 + word.size() > kTextWidth) {
-        verdict += line + "\n";
-        line = " ";
-      }
-      line += " " + word;
-    }
-    verdict += line + "\n\n";
+    verdict = WrapWords(document["verdict"].value("sentence", std::string()), "Verdict: ", "  ") + "\n";
   }
   return verdict + RunsTable(document) + StepsTable(document) + FindingsTable(document) + PhasesTable(document) +
          OperatorsTable(document) + UtilizationTable(document);

@@ -25,14 +25,6 @@ int64_t FileSize(const std::string& path) {
   return stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
 }
 
-// The directory of an imported run: the path itself, or the folder of its model.stepscope.
-std::string ImportedRunDirectory(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return path;
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-}
 
 // [{"node", "kind", "pid", "window", "steps": [first, last] | null, "step_phase", "start_ns",
 // "end_ns", "complete", "file", "bytes", "summary", "error"?}]; a refused detail directory is an
@@ -196,7 +188,7 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& 
                            {"records", nullptr}, {"dropped_events", nullptr}, {"dropped_write_failed", nullptr},
                            {"bytes", nullptr}, {"compacted", nullptr}});
     }
-    const std::string run_dir = ImportedRunDirectory(run_path);
+    const std::string run_dir = analysis::RunDirectoryOf(run_path);
     const uint64_t model_bytes = FileSize(run_dir + "/" + analysis::kModelFileName);
     const uint64_t manifest_bytes = FileSize(run_dir + "/manifest.json");
     info["bytes_on_disk"] = {{"model_file", model_bytes}, {"metadata", manifest_bytes},

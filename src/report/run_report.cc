@@ -1,7 +1,5 @@
 #include "report/run_report.h"
 
-#include <sys/stat.h>
-
 #include <climits>
 
 #include "analysis/run_loader.h"
@@ -20,15 +18,6 @@ std::string BaseName(const std::string& path) {
 
 }  // namespace
 
-std::string RunReportDirectory(const std::string& run_path) {
-  std::string dir = run_path;
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  struct stat info;
-  if (stat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) return dir;
-  const size_t slash = dir.rfind('/');
-  return slash == std::string::npos ? std::string(".") : dir.substr(0, slash);
-}
-
 StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generated_at_ns,
                                    const std::string& generated_by,
                                    const std::vector<rules::InstanceType>* catalog) {
@@ -40,7 +29,7 @@ StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generate
   ReportInputs inputs;
   inputs.model = &model;
   inputs.path = run_path;
-  inputs.job = BaseName(RunReportDirectory(run_path));
+  inputs.job = BaseName(analysis::RunDirectoryOf(run_path));
   inputs.generated_by = generated_by;
   inputs.generated_at_ns = generated_at_ns;
   inputs.catalog = catalog;

@@ -40,8 +40,4 @@ StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generate
                                    const std::string& generated_by,
                                    const std::vector<rules::InstanceType>* catalog = nullptr);
 
-// The directory that holds the run: the run itself, or the folder of its model.stepscope
-// (where <RUN>/report.html goes by default).
-std::string RunReportDirectory(const std::string& run_path);
-
 }  // namespace stepscope::report

@@ -29,6 +29,28 @@ std::string CpuHeadroom::Describe() const {
   return text;
 }
 
+bool AdviseOnAFullHost(const CpuHeadroom& cpu, const std::string& node_name, Finding& finding) {
+  if (cpu.others_fill_it()) {
+    finding.recommendation = "Other processes fill this host: " + cpu.Describe() +
+                             ". More workers would only queue for the same cores. Stop or move the other work, or "
+                             "give the job its own cores (taskset, a cgroup, a dedicated node), then look at the "
+                             "data loader again.";
+    finding.next_step = "Find what else runs on " + node_name + " (top -o %CPU) and stop or move it; then compare "
+                        "the step time.";
+    return true;
+  }
+  if (cpu.full()) {
+    finding.recommendation = "There is no CPU to spare: " + cpu.Describe() +
+                             ", so more workers would not load faster. Make each batch cheaper (decode and augment "
+                             "once and cache, move augmentation to the GPU, use a faster decoder) or use an "
+                             "instance with more cores.";
+    finding.next_step = "Profile a worker with a python detail window (stepscope run --python-steps START:COUNT) "
+                        "to see where a batch's CPU time goes.";
+    return true;
+  }
+  return false;
+}
+
 void CpuHeadroomTally::Add(const Window& window) {
   if (window.model == nullptr) return;
   const analysis::Model& model = *window.model;

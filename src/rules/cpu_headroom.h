@@ -34,6 +34,11 @@ struct CpuHeadroom {
   std::string Describe() const;
 };
 
+// When `cpu` leaves no core for more data-loader workers, replaces `finding`'s recommendation
+// and next step with what fits (other processes fill the host; or there is no CPU to spare) and
+// returns true; otherwise leaves the finding alone and returns false. `node_name` is the host.
+bool AdviseOnAFullHost(const CpuHeadroom& cpu, const std::string& node_name, Finding& finding);
+
 class CpuHeadroomTally {
  public:
   // Adds the window's samples of every node.

@@ -261,17 +261,7 @@ class DataloaderRule final : public Rule {
       finding.next_step = "Set num_workers to " + std::to_string(std::max<int64_t>(1, cores * 7 / 10)) +
                           " or more and compare the step time.";
       // More workers need free cores: on a full host, say who fills it instead.
-      if (const CpuHeadroom cpu = cpu_.Of(node); cpu.others_fill_it()) {
-        finding.recommendation = "Other processes fill this host: " + cpu.Describe() +
-                                 "; more workers would only queue for the same cores. Stop or move the other work, "
-                                 "or give the job its own cores (taskset, a cgroup, a dedicated node).";
-        finding.next_step = "Find what else runs on " + node_name + " (top -o %CPU) and stop or move it.";
-      } else if (cpu.full()) {
-        finding.recommendation = "There is no CPU to spare for more workers: " + cpu.Describe() +
-                                 ". Make each batch cheaper (cache decoded samples, augment on the GPU) or use an "
-                                 "instance with more cores.";
-        finding.next_step = "Profile a worker with a python detail window to see where a batch's CPU time goes.";
-      }
+      AdviseOnAFullHost(cpu_.Of(node), node_name, finding);
     } else {
       finding.recommendation = "Lower DataLoader(num_workers=...) from " + workers + " to at most " +
                                std::to_string(cores) +

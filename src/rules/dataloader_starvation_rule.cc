@@ -152,21 +152,7 @@ class DataloaderStarvationRule final : public Rule {
                             : "Open the data-loader detail window (stepscope run --dataloader-steps START:COUNT) to see "
                               "per-batch times in each worker.";
     // More workers need free cores: on a full host, say who fills it instead.
-    if (const CpuHeadroom cpu = cpu_.Of(node); cpu.others_fill_it()) {
-      finding.recommendation = "Other processes fill this host: " + cpu.Describe() +
-                               ". More workers would only queue for the same cores. Stop or move the other work, or "
-                               "give the job its own cores (taskset, a cgroup, a dedicated node), then look at the "
-                               "data loader again.";
-      finding.next_step = "Find what else runs on " + node_name + " (top -o %CPU) and stop or move it; then compare "
-                          "the step time.";
-    } else if (cpu.full()) {
-      finding.recommendation = "There is no CPU to spare: " + cpu.Describe() +
-                               ", so more workers would not load faster. Make each batch cheaper (decode and augment "
-                               "once and cache, move augmentation to the GPU, use a faster decoder) or use an "
-                               "instance with more cores.";
-      finding.next_step = "Profile a worker with a python detail window (stepscope run --python-steps START:COUNT) "
-                          "to see where a batch's CPU time goes.";
-    }
+    AdviseOnAFullHost(cpu_.Of(node), node_name, finding);
     for (const auto& [step, activity] : totals.worst.entries()) {
       Evidence evidence;
       evidence.node = node_name;

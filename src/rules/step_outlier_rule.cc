@@ -290,7 +290,8 @@ class StepOutlierRule final : public Rule {
     // Epoch starts: the first step of the series that starts after each new DataLoader iterator.
     std::vector<int64_t> epoch_firsts;
     const int persistent = epochs != nullptr ? epochs->persistent_workers : -1;
-    for (int64_t start_ns : epochs != nullptr ? epochs->start_ns : std::vector<int64_t>()) {
+    static const std::vector<int64_t> kNoEpochs;
+    for (int64_t start_ns : epochs != nullptr ? epochs->start_ns : kNoEpochs) {
       // Steps arrive in start order.
       auto first = std::lower_bound(series.steps.begin(), series.steps.end(), start_ns,
                                     [](const StepRecord& step, int64_t t) { return step.start_ns < t; });

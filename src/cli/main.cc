@@ -37,7 +37,8 @@ std::string OneLine(std::string text) {
 int FindRunCommandStart(int argc, char** argv) {
   static const std::vector<std::string> kValueOptions = {"--out", "--job", "--node", "--interval", "--config",
                                                          "--detailed-steps", "--python-steps", "--dataloader-steps",
-                                                         "--python-profiler", "--rule", "--instance", "--count"};
+                                                         "--python-profiler", "--rule", "--instance", "--count",
+                                                         "--prices"};
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") return i;
@@ -129,6 +130,10 @@ int main(int argc, char** argv) {
   std::string run_instance, run_instance_count;
   run_app->add_option("--instance", run_instance, "Instance type the job runs on, e.g. p3.2xlarge (for compare's cost)");
   run_app->add_option("--count", run_instance_count, "How many instances the job runs on (for compare's cost)");
+  std::string run_prices;
+  run_app->add_option("--prices", run_prices,
+                      "Instance price catalogue (JSON or TOML, docs/rules.md) for the end-of-run report's cost and "
+                      "RightSizing; checked before the job starts");
   stepscope::cli::CompareInvocation compare_invocation;
   CLI::App* compare_app = stepscope::cli::AddCompareCommand(app, compare_invocation);
   std::string summary_run;
@@ -212,6 +217,7 @@ int main(int argc, char** argv) {
   if (summary_app->parsed()) return stepscope::cli::SummaryCommand(summary_run);
   if (!run_instance.empty()) run.flag_values.emplace_back("instance", run_instance);
   if (!run_instance_count.empty()) run.flag_values.emplace_back("instance_count", run_instance_count);
+  if (!run_prices.empty()) run.flag_values.emplace_back("prices", run_prices);
   if (rules_app->parsed()) return stepscope::cli::RulesCommand(rules_invocation);
   for (const std::string& rule : run_rules) run.flag_values.emplace_back("rules", rule);
   if (import_sagemaker_app->parsed()) return stepscope::cli::ImportCommand(import_sagemaker);

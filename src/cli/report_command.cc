@@ -36,8 +36,9 @@ StatusOr<report::RunReport> BuildReport(const std::string& run_path,
 
 }  // namespace
 
-Status WriteRunReport(const std::string& run_path, std::string* written_path) {
-  STEPSCOPE_ASSIGN_OR_RETURN(report::RunReport built, BuildReport(run_path));
+Status WriteRunReport(const std::string& run_path, const std::vector<rules::InstanceType>* catalog,
+                      std::string* written_path) {
+  STEPSCOPE_ASSIGN_OR_RETURN(report::RunReport built, BuildReport(run_path, catalog));
   PrintCorruptPythonWindows(built.unreadable_python_windows, "stepscope report");
   *written_path = analysis::RunDirectoryOf(run_path) + "/report.html";
   return report::WriteReportHtml(built.model, *written_path);

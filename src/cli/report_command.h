@@ -6,8 +6,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
+#include "rules/instance_catalog.h"
 
 namespace stepscope::cli {
 
@@ -18,9 +20,11 @@ struct ReportOptions {
   std::string prices;  // --prices FILE (JSON or TOML catalogue); "": the built-in one
 };
 
-// Builds the model and writes <RUN>/report.html (the end-of-run hook of `stepscope run`);
-// *written_path is the file written.
-Status WriteRunReport(const std::string& run_path, std::string* written_path);
+// Builds the model and writes <RUN>/report.html (the end-of-run hook of `stepscope run`), pricing
+// with `catalog` (`stepscope run --prices`; null: the built-in example); *written_path is the
+// file written.
+Status WriteRunReport(const std::string& run_path, const std::vector<rules::InstanceType>* catalog,
+                      std::string* written_path);
 
 // Returns the exit code: 0 written, 1 the run cannot be read or the file not written.
 int ReportCommand(const ReportOptions& options);

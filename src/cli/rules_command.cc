@@ -10,7 +10,6 @@
 
 #include "analysis/run_loader.h"
 #include "cli/run_problems.h"
-#include "rules/right_sizing_rule.h"
 #include "rules/run_cost.h"
 
 namespace stepscope::cli {
@@ -95,18 +94,20 @@ int RunWithCustomRules(const RulesInvocation& invocation) {
 
 int RulesCommand(const RulesInvocation& invocation) {
   if (!invocation.custom.empty()) return RunWithCustomRules(invocation);
-  auto report = MakeConfiguredProfilerReport(invocation.only, nlohmann::json(), invocation.overrides);
+  std::vector<rules::InstanceType> catalog;
+  if (!invocation.prices.empty()) {
+    auto loaded = rules::LoadPriceCatalog(invocation.prices);
+    if (!loaded.ok()) {
+      PrintError(loaded.status().message());
+      return kExitUsage;
+    }
+    catalog = std::move(*loaded);
+  }
+  auto report = MakeConfiguredProfilerReport(invocation.only, nlohmann::json(), invocation.overrides,
+                                             invocation.prices.empty() ? nullptr : &catalog);
   if (!report.ok()) {
     PrintError(report.status().message() + " (see `stepscope rules --help`)");
     return kExitUsage;
-  }
-  if (!invocation.prices.empty()) {
-    auto catalog = rules::LoadPriceCatalog(invocation.prices);
-    if (!catalog.ok()) {
-      PrintError(catalog.status().message());
-      return kExitUsage;
-    }
-    for (const auto& rule : (*report)->rules()) rules::SetRightSizingCatalog(*rule, *catalog);  // RightSizing's only
   }
   auto model = analysis::LoadRun(invocation.run);
   if (!model.ok()) {

@@ -1,6 +1,7 @@
 #include "cli/run_command.h"
 
 #include <cstdio>
+#include <vector>
 
 #include "cli/report_command.h"
 #include "cli/summary_command.h"
@@ -13,14 +14,15 @@ namespace {
 
 void PrintError(const std::string& message) { std::fprintf(stderr, "stepscope run: %s\n", message.c_str()); }
 
-// The report and the terminal summary of the finished run. A report that cannot be written
-// says how to retry; neither changes the job's exit code.
-void ReportFinishedRun(const std::string& run_dir) {
+// The report and the terminal summary of the finished run, priced with the run's --prices
+// catalogue (null: the built-in example). A report that cannot be written says how to retry;
+// neither changes the job's exit code.
+void ReportFinishedRun(const std::string& run_dir, const std::vector<rules::InstanceType>* catalog) {
   std::string report_path;
-  if (Status report = WriteRunReport(run_dir, &report_path); !report.ok()) {
+  if (Status report = WriteRunReport(run_dir, catalog, &report_path); !report.ok()) {
     PrintError("the report was not written: " + report.message() + "; retry with `stepscope report " + run_dir + "`");
   }
-  PrintRunSummary(run_dir, stderr);
+  PrintRunSummary(run_dir, stderr, catalog);
 }
 
 }  // namespace
@@ -32,7 +34,9 @@ int RunCommand(const RunInvocation& invocation) {
     PrintError("no command given; use `stepscope run [options] -- CMD ARGS...`");
     return launcher::kExitUsage;
   }
-  return launcher::RunJob(*config, invocation.command, ReportFinishedRun);
+  const std::vector<rules::InstanceType>* catalog = config->prices.empty() ? nullptr : &config->price_catalog;
+  return launcher::RunJob(*config, invocation.command,
+                          [catalog](const std::string& run_dir) { ReportFinishedRun(run_dir, catalog); });
 }
 
 }  // namespace stepscope::cli

@@ -299,7 +299,7 @@ std::string FormatRunSummary(const analysis::Model& model, const std::string& ru
   std::string source = "from " + BesideRun(run_path, "rules/rules.json");
   if (rules_json.is_null()) {
     source = "evaluated now";
-    auto report = MakeConfiguredProfilerReport("", json(), {});
+    auto report = MakeConfiguredProfilerReport("", json(), {}, options.catalog);
     if (report.ok()) {
       (*report)->Finish(model);
       rules_json = (*report)->RulesJson();
@@ -311,6 +311,7 @@ std::string FormatRunSummary(const analysis::Model& model, const std::string& ru
   inputs.model = &model;
   inputs.path = run_path;
   inputs.rules = rules_json.is_object() ? rules_json : json::object();
+  inputs.catalog = options.catalog;
   if (model.source() == analysis::ModelSource::kStepscope) inputs.run_info = report::BuildRunInfo(run_path, model);
   const json document = report::BuildReportModel(inputs);
   text.insert(header_end, VerdictSection(JsonObject(document, "verdict"), paint));
@@ -323,7 +324,7 @@ std::string FormatRunSummary(const analysis::Model& model, const std::string& ru
   return text;
 }
 
-int PrintRunSummary(const std::string& run_path, FILE* out) {
+int PrintRunSummary(const std::string& run_path, FILE* out, const std::vector<rules::InstanceType>* catalog) {
   auto model = analysis::LoadRun(run_path);
   if (!model.ok()) {
     std::fprintf(stderr, "stepscope summary: %s\n", model.status().message().c_str());
@@ -331,6 +332,7 @@ int PrintRunSummary(const std::string& run_path, FILE* out) {
   }
   PrintRunProblems(model->problems(), "stepscope summary: ", run_path);
   SummaryOptions options;
+  options.catalog = catalog;
   // Read once here: the colour choice follows the output and the user's NO_COLOR.
   const char* no_color = std::getenv("NO_COLOR");
   options.color = isatty(fileno(out)) == 1 && (no_color == nullptr || *no_color == '\0');

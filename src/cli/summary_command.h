@@ -12,11 +12,13 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/model.h"
 #include "base/status.h"
+#include "rules/instance_catalog.h"
 
 namespace stepscope::cli {
 
@@ -30,14 +32,18 @@ struct SummaryOptions {
   nlohmann::json rules_json;
   std::string report_path;     // "<RUN>/report.html"
   bool report_exists = false;
+  // Prices the run's cost and RightSizing when the rules are evaluated here (`stepscope run
+  // --prices`); null: the built-in example. Not owned.
+  const std::vector<rules::InstanceType>* catalog = nullptr;
 };
 
 // The summary text of a loaded run (pure: tests call it with fixed options).
 std::string FormatRunSummary(const analysis::Model& model, const std::string& run_path, const SummaryOptions& options);
 
-// Loads `run_path`, gathers the options from the run directory and prints the summary to `out`.
-// Returns 0, or 1 after printing one line on stderr when the run cannot be loaded.
-int PrintRunSummary(const std::string& run_path, FILE* out);
+// Loads `run_path`, gathers the options from the run directory and prints the summary to `out`,
+// pricing with `catalog` (null: the built-in example). Returns 0, or 1 after printing one line on
+// stderr when the run cannot be loaded.
+int PrintRunSummary(const std::string& run_path, FILE* out, const std::vector<rules::InstanceType>* catalog = nullptr);
 
 // `stepscope summary RUN`.
 int SummaryCommand(const std::string& run_path);

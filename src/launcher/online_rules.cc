@@ -86,8 +86,9 @@ void OnlineRules::Pass(bool final_pass) {
 }
 
 std::unique_ptr<OnlineRules> StartOnlineRules(const std::string& job_dir, const nlohmann::json& section,
-                                              const std::vector<std::string>& overrides, OnlineRules::Log log) {
-  auto report = rules::MakeConfiguredProfilerReport("", section, overrides);
+                                              const std::vector<std::string>& overrides,
+                                              const std::vector<rules::InstanceType>* catalog, OnlineRules::Log log) {
+  auto report = rules::MakeConfiguredProfilerReport("", section, overrides, catalog);
   if (!report.ok()) {
     if (log) log("rules: online evaluation is off: " + report.status().message());
     return nullptr;

@@ -28,6 +28,7 @@
 #include "analysis/model.h"
 #include "base/status.h"
 #include "base/wait_clock.h"
+#include "rules/instance_catalog.h"
 #include "rules/profiler_report.h"
 
 namespace stepscope::launcher {
@@ -77,9 +78,11 @@ class OnlineRules {
 };
 
 // The run command's entry point: the built-in rules with the config's `rules` section and
-// overrides, evaluating <job_dir> in the background. nullptr (after one logged line) when they
-// cannot be set up; the job runs either way.
+// overrides and RightSizing's `catalog` (the config's --prices; null: the built-in example),
+// evaluating <job_dir> in the background. nullptr (after one logged line) when they cannot be set
+// up; the job runs either way.
 std::unique_ptr<OnlineRules> StartOnlineRules(const std::string& job_dir, const nlohmann::json& section,
-                                              const std::vector<std::string>& overrides, OnlineRules::Log log);
+                                              const std::vector<std::string>& overrides,
+                                              const std::vector<rules::InstanceType>* catalog, OnlineRules::Log log);
 
 }  // namespace stepscope::launcher

@@ -16,6 +16,7 @@
 #include "base/file_system.h"
 #include "base/toml_json.h"
 #include "rules/configured_profiler_report.h"
+#include "rules/run_cost.h"
 
 namespace stepscope::launcher {
 namespace {
@@ -137,7 +138,7 @@ const std::vector<std::string>& RunConfigKeys() {
   static const std::vector<std::string> keys = {
       "out",    "job",            "node",         "interval",         "torch",
       "detail", "detailed_steps", "python_steps", "dataloader_steps", "python_profiler", "rules",
-      "instance", "instance_count"};
+      "instance", "instance_count", "prices"};
   return keys;
 }
 
@@ -231,6 +232,13 @@ Status SetRunConfigValue(RunConfig& config, const std::string& key, const std::s
       return InvalidArgumentError(origin + ": instance count must be a whole number from 1 to 100000, not '" + value + "'");
     }
     config.instance_count = static_cast<int32_t>(count);
+  } else if (key == "prices") {
+    // Read now, not when the job ends: a catalogue that cannot be used must stop the run before
+    // the job starts, and the file may change while the job runs.
+    auto catalog = rules::LoadPriceCatalog(value);
+    if (!catalog.ok()) return InvalidArgumentError(origin + ": " + catalog.status().message());
+    config.prices = value;
+    config.price_catalog = std::move(*catalog);
   } else {
     return InvalidArgumentError(origin + ": unknown setting '" + key + "'; known settings: " + KnownKeys());
   }

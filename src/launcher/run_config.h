@@ -19,6 +19,10 @@
 //   instance, instance_count                      the instance type and how many of them the job
 //                                                 runs on (--instance, --count), recorded in the
 //                                                 node manifest for `stepscope compare`'s cost
+//   prices                                        a price catalogue file (--prices; JSON or TOML,
+//                                                 rules/run_cost.h), read when set so a bad one
+//                                                 stops the run before the job starts; RightSizing
+//                                                 and the end-of-run report use it
 // Within one layer the keys apply in the order above, so `--no-detail --python-steps 3:1` keeps
 // one window.
 //
@@ -38,6 +42,7 @@
 
 #include "base/status.h"
 #include "launcher/detail_window.h"
+#include "rules/instance_catalog.h"
 
 namespace stepscope::launcher {
 
@@ -69,6 +74,8 @@ struct RunConfig {
   std::vector<std::string> rule_overrides;
   std::string instance;                // "p3.2xlarge"; empty when not given
   int32_t instance_count = 0;          // 0 when not given
+  std::string prices;                  // the catalogue file as given; empty: the built-in example
+  std::vector<rules::InstanceType> price_catalog;  // its entries, read once when `prices` was set
   std::map<std::string, ConfigSource> sources;  // key -> where its value came from
 };
 

@@ -258,6 +258,27 @@ TEST(RunConfig, FlagErrorsNameTheFlag) {
   }
 }
 
+TEST(RunConfig, PricesAreReadWhenSetFromAFileOrAFlag) {
+  const std::string prices = WriteTemp("prices.json", R"({"instances": [{"name": "ml.g5.2xlarge", "price_per_hour": 1.2}]})");
+  auto config = ResolveRunConfig({WriteTemp("p.toml", "prices = \"" + prices + "\"\n"), nullptr, {}});
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->prices, prices);
+  EXPECT_EQ(config->sources["prices"], ConfigSource::kFile);
+  ASSERT_EQ(config->price_catalog.size(), 1u);
+  EXPECT_EQ(config->price_catalog[0].name, "g5.2xlarge");
+  EXPECT_EQ(config->price_catalog[0].vcpus, 8) << "a known type's capacities are filled in";
+
+  // A catalogue that cannot be used stops the run while the flags are read, naming both.
+  const std::string unknown = WriteTemp("unknown.json", R"({"instances": [{"name": "g5.3xlarge", "price_per_hour": 1}]})");
+  for (const std::string& path : {unknown, std::string("/nonexistent/prices.toml")}) {
+    auto refused = ResolveRunConfig({"", nullptr, {{"prices", path}}});
+    ASSERT_FALSE(refused.ok()) << path;
+    const std::string& message = refused.status().message();
+    EXPECT_EQ(message.rfind("--prices: price catalogue " + path, 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
 TEST(RunConfig, ConfigJsonAndManifestEntriesCarryValuesAndSources) {
   RunConfig config;
   ASSERT_TRUE(ApplyRunConfigFlags(config, {{"torch", "false"}, {"python_steps", "12:1"}, {"interval", "200ms"}}).ok());

@@ -206,8 +206,10 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   if (Status status = control_watcher.Start(); !status.ok()) PrintError("`stepscope ctl` is off: " + status.message());
 
   // The rules evaluate the job directory every scan interval into <job>/rules/ (online_rules.h).
-  std::unique_ptr<OnlineRules> online_rules = StartOnlineRules(
-      run_dir, config.rules, config.rule_overrides, [](const std::string& line) { PrintError(line); });
+  std::unique_ptr<OnlineRules> online_rules =
+      StartOnlineRules(run_dir, config.rules, config.rule_overrides,
+                       config.prices.empty() ? nullptr : &config.price_catalog,
+                       [](const std::string& line) { PrintError(line); });
 
   ChildExit exit = child->Wait();
   control_watcher.Stop();

@@ -43,6 +43,8 @@ store::RunManifest StartManifest(const ManifestStart& start) {
     manifest.instance_count = c.instance_count;
     config["instance_count"] = {{"value", c.instance_count}, {"from", source_of("instance_count")}};
   }
+  // Which catalogue priced the run's RightSizing and report; the built-in example when absent.
+  if (!c.prices.empty()) config["prices"] = {{"value", c.prices}, {"from", source_of("prices")}};
   // Named first: items() of a temporary would outlive it (the range-for keeps only the proxy).
   const nlohmann::json entries = RunConfigManifestEntries(c);
   for (const auto& [key, entry] : entries.items()) config[key] = entry;

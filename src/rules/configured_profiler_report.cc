@@ -1,6 +1,7 @@
 #include "rules/configured_profiler_report.h"
 
 #include "rules/builtin_rules.h"
+#include "rules/right_sizing_rule.h"
 
 namespace stepscope::rules {
 namespace {
@@ -24,13 +25,17 @@ std::vector<std::string> SplitComma(const std::string& text) {
 
 StatusOr<std::unique_ptr<ProfilerReport>> MakeConfiguredProfilerReport(const std::string& only,
                                                                        const nlohmann::json& section,
-                                                                       const std::vector<std::string>& overrides) {
+                                                                       const std::vector<std::string>& overrides,
+                                                                       const std::vector<InstanceType>* catalog) {
   STEPSCOPE_ASSIGN_OR_RETURN(auto report, ProfilerReport::Create(BuiltinRules(), SplitComma(only)));
   if (!section.is_null() && !section.empty()) {
     STEPSCOPE_RETURN_IF_ERROR(report->ApplyParameterObject(section, "rules"));
   }
   for (const std::string& assignment : overrides) {
     STEPSCOPE_RETURN_IF_ERROR(report->SetParameter(assignment));
+  }
+  if (catalog != nullptr) {
+    for (const auto& rule : report->rules()) SetRightSizingCatalog(*rule, *catalog);  // RightSizing's only
   }
   return report;
 }

@@ -13,14 +13,17 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "rules/instance_catalog.h"
 #include "rules/profiler_report.h"
 
 namespace stepscope::rules {
 
 // The built-in rules (all, or the comma-separated `only`), with the parameter `section` (a
 // config file's `rules` table; may be null or empty) applied first and then `overrides`.
+// `catalog` (a `--prices` catalogue; not kept) replaces RightSizing's built-in one when not null.
 StatusOr<std::unique_ptr<ProfilerReport>> MakeConfiguredProfilerReport(const std::string& only,
                                                                        const nlohmann::json& section,
-                                                                       const std::vector<std::string>& overrides);
+                                                                       const std::vector<std::string>& overrides,
+                                                                       const std::vector<InstanceType>* catalog = nullptr);
 
 }  // namespace stepscope::rules

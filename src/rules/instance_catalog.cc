@@ -1,41 +1,84 @@
 #include "rules/instance_catalog.h"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "rules/instance_capacities.h"
 
 namespace stepscope::rules {
 namespace {
 
-constexpr int64_t kGiB = int64_t{1} << 30;
+constexpr double kGiB = double(int64_t{1} << 30);
 
-std::string WithoutMlPrefix(const std::string& name) { return name.rfind("ml.", 0) == 0 ? name.substr(3) : name; }
+// The capacities a catalogue entry may give, each a number >= 0 (gpu_model a string).
+constexpr std::string_view kCapacityKeys[] = {"gpus", "gpu_memory_gib", "vcpus", "memory_gib"};
+
+// Reads `entry`'s capacities over `type` (a known type's, or empty). Errors name `where`.
+Status ApplyCapacities(const nlohmann::json& entry, bool known, const std::string& where, InstanceType& type) {
+  for (std::string_view key : kCapacityKeys) {
+    auto it = entry.find(key);
+    if (it == entry.end()) continue;
+    if (!it->is_number() || it->get<double>() < 0) {
+      return InvalidArgumentError(where + ": \"" + std::string(key) + "\" must be a number >= 0");
+    }
+    const double value = it->get<double>();
+    if (key == "gpus") type.gpus = static_cast<int32_t>(value);
+    if (key == "gpu_memory_gib") type.gpu_memory_bytes = static_cast<int64_t>(value * kGiB);
+    if (key == "vcpus") type.vcpus = static_cast<int32_t>(value);
+    if (key == "memory_gib") type.memory_bytes = static_cast<int64_t>(value * kGiB);
+  }
+  if (auto it = entry.find("gpu_model"); it != entry.end()) {
+    if (!it->is_string()) return InvalidArgumentError(where + ": \"gpu_model\" must be a string like \"A10G\"");
+    type.gpu_model = it->get<std::string>();
+  }
+  if (known) return OkStatus();
+  // Without capacities RightSizing would size an unknown type as infinitely large.
+  const bool has_host = entry.contains("vcpus") && entry.contains("memory_gib");
+  const bool has_gpus = type.gpus == 0 || (entry.contains("gpu_model") && entry.contains("gpu_memory_gib"));
+  if (!has_host || !has_gpus) {
+    return InvalidArgumentError(where + " \"" + type.name +
+                                "\" is not a known instance type: add its \"vcpus\" and \"memory_gib\" (and "
+                                "\"gpus\", \"gpu_model\", \"gpu_memory_gib\" if it has accelerators), or correct "
+                                "the name (docs/rules.md lists the known families)");
+  }
+  return OkStatus();
+}
 
 }  // namespace
 
+std::string_view InstanceTypeBaseName(std::string_view name) {
+  return name.substr(0, 3) == "ml." ? name.substr(3) : name;
+}
+
 std::vector<InstanceType> BuiltinInstanceCatalog() {
-  return {
-      {"p3.2xlarge", "V100", 1, 16 * kGiB, 8, 61 * kGiB, 3.825},
-      {"p3.8xlarge", "V100", 4, 16 * kGiB, 32, 244 * kGiB, 14.688},
-      {"p3.16xlarge", "V100", 8, 16 * kGiB, 64, 488 * kGiB, 28.152},
-      {"g4dn.xlarge", "T4", 1, 16 * kGiB, 4, 16 * kGiB, 0.736},
-      {"g4dn.12xlarge", "T4", 4, 16 * kGiB, 48, 192 * kGiB, 4.89},
-      {"g5.xlarge", "A10G", 1, 24 * kGiB, 4, 16 * kGiB, 1.408},
-      {"g5.12xlarge", "A10G", 4, 24 * kGiB, 48, 192 * kGiB, 7.09},
-      {"p4d.24xlarge", "A100", 8, 40 * kGiB, 96, 1152 * kGiB, 37.688},
-      {"c5.2xlarge", "", 0, 0, 8, 16 * kGiB, 0.408},
-      {"c5.9xlarge", "", 0, 0, 36, 72 * kGiB, 1.836},
+  // SageMaker on-demand list prices, us-east-1, USD per hour, as written when this example was
+  // made; capacities from instance_capacities.h.
+  constexpr std::pair<std::string_view, double> kExamplePrices[] = {
+      {"p3.2xlarge", 3.825},  {"p3.8xlarge", 14.688}, {"p3.16xlarge", 28.152}, {"g4dn.xlarge", 0.736},
+      {"g4dn.12xlarge", 4.89}, {"g5.xlarge", 1.408},   {"g5.12xlarge", 7.09},   {"p4d.24xlarge", 37.688},
+      {"c5.2xlarge", 0.408},  {"c5.9xlarge", 1.836},
   };
+  std::vector<InstanceType> catalog;
+  for (const auto& [name, price] : kExamplePrices) {
+    std::optional<InstanceType> type = FindKnownInstanceType(name);
+    if (!type) continue;  // instance_catalog_unittest checks every example name is known
+    type->price_per_hour = price;
+    catalog.push_back(std::move(*type));
+  }
+  return catalog;
 }
 
 StatusOr<std::vector<InstanceType>> LoadInstanceCatalog(const std::string& path) {
   std::ifstream file(path);
-  if (!file) return NotFoundError("instance catalogue " + path + ": cannot be read; check the path");
+  if (!file) return NotFoundError("price catalogue " + path + ": cannot be read; check the path");
   std::stringstream text;
   text << file.rdbuf();
   const nlohmann::json json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  return InstanceCatalogFromJson(json, "instance catalogue " + path);
+  return InstanceCatalogFromJson(json, "price catalogue " + path);
 }
 
 StatusOr<std::vector<InstanceType>> InstanceCatalogFromJson(const nlohmann::json& json, const std::string& origin) {
@@ -51,19 +94,11 @@ StatusOr<std::vector<InstanceType>> InstanceCatalogFromJson(const nlohmann::json
         entry["price_per_hour"].get<double>() <= 0) {
       return InvalidArgumentError(where + ": needs a \"name\" and a \"price_per_hour\" > 0");
     }
-    auto number = [&](const char* key) {
-      auto it = entry.find(key);
-      return it != entry.end() && it->is_number() ? it->get<double>() : 0.0;
-    };
-    InstanceType type;
-    type.name = WithoutMlPrefix(entry["name"].get<std::string>());
-    if (auto it = entry.find("gpu_model"); it != entry.end() && it->is_string()) type.gpu_model = it->get<std::string>();
-    type.gpus = static_cast<int32_t>(number("gpus"));
-    type.gpu_memory_bytes = static_cast<int64_t>(number("gpu_memory_gib") * kGiB);
-    type.vcpus = static_cast<int32_t>(number("vcpus"));
-    type.memory_bytes = static_cast<int64_t>(number("memory_gib") * kGiB);
+    const std::string name(InstanceTypeBaseName(entry["name"].get<std::string>()));
+    std::optional<InstanceType> known = FindKnownInstanceType(name);
+    InstanceType type = known ? std::move(*known) : InstanceType{.name = name};
+    STEPSCOPE_RETURN_IF_ERROR(ApplyCapacities(entry, known.has_value(), where, type));
     type.price_per_hour = entry["price_per_hour"].get<double>();
-    if (type.gpus < 0 || type.vcpus < 0) return InvalidArgumentError(where + ": gpus and vcpus must be >= 0");
     catalog.push_back(std::move(type));
   }
   if (catalog.empty()) return InvalidArgumentError(origin + ": no instances");
@@ -71,7 +106,7 @@ StatusOr<std::vector<InstanceType>> InstanceCatalogFromJson(const nlohmann::json
 }
 
 const InstanceType* FindInstanceType(const std::vector<InstanceType>& catalog, const std::string& name) {
-  const std::string wanted = WithoutMlPrefix(name);
+  const std::string_view wanted = InstanceTypeBaseName(name);
   for (const InstanceType& type : catalog) {
     if (type.name == wanted) return &type;
   }

@@ -2,7 +2,9 @@
 target_sources(stepscope_rules PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/step_facts.cc
   ${CMAKE_CURRENT_LIST_DIR}/rank_step_times.cc
+  ${CMAKE_CURRENT_LIST_DIR}/instance_capacities.cc
   ${CMAKE_CURRENT_LIST_DIR}/instance_catalog.cc
+  ${CMAKE_CURRENT_LIST_DIR}/instance_fit.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_cost.cc
   ${CMAKE_CURRENT_LIST_DIR}/step_time_breakdown_rule.cc
   ${CMAKE_CURRENT_LIST_DIR}/dataloader_starvation_rule.cc
@@ -18,4 +20,5 @@ find_path(STEPSCOPE_RULES_TOML_INCLUDE_DIR toml++/toml.h REQUIRED)
 target_include_directories(stepscope_rules PRIVATE ${STEPSCOPE_RULES_TOML_INCLUDE_DIR})
 stepscope_add_unittest(native_rules_unittests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/native_rules_unittest.cc ${CMAKE_CURRENT_LIST_DIR}/run_cost_unittest.cc
+          ${CMAKE_CURRENT_LIST_DIR}/instance_catalog_unittest.cc ${CMAKE_CURRENT_LIST_DIR}/instance_fit_unittest.cc
   LIBS stepscope::rules)

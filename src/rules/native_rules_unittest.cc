@@ -10,6 +10,8 @@
 
 #include "analysis/model.h"
 #include "rules/builtin_rules.h"
+#include "rules/instance_capacities.h"
+#include "rules/right_sizing_rule.h"
 #include "rules/rank_step_times.h"
 
 namespace stepscope::rules {
@@ -281,6 +283,62 @@ TEST(RightSizing, AnUnknownInstanceSaysWhyThereIsNoRecommendation) {
   const RuleReport report = Drive(*rule, model);
   EXPECT_TRUE(report.findings.empty());
   EXPECT_NE(report.details["why_no_recommendation"].get<std::string>().find("--instance"), std::string::npos);
+}
+
+// One node of `type` with 4 GPUs and 48 cores, of which the job keeps one GPU 50 % busy and 4
+// cores fully busy, and 5 % of the host memory used.
+Model OneBusyGpuJobOn(const std::string& type) {
+  Builder b;
+  const uint32_t node = b.Node("algo-1", type, 1);
+  for (int64_t t = 0; t < 100; ++t) {
+    for (int g = 0; g < 4; ++g) {
+      b.Sample(node, "gpu", "gpu" + std::to_string(g), "GPUUtilization", t * 500, g == 0 ? 50.0 : 0.0);
+    }
+    for (int c = 0; c < 48; ++c) b.Sample(node, "cpu", "cpu" + std::to_string(c), "CPUUtilization", t * 500, c < 4 ? 100.0 : 0.0);
+    b.Sample(node, "memory", "MemoryUsedPercent", "", t * 500, 5.0);
+  }
+  return b.Finish();
+}
+
+// RightSizing over `model` with `catalog` (null: the built-in example).
+RuleReport RightSize(const Model& model, const std::vector<InstanceType>* catalog = nullptr) {
+  auto rule = MakeRightSizingRule();
+  if (catalog != nullptr) SetRightSizingCatalog(*rule, *catalog);
+  return Drive(*rule, model);
+}
+
+TEST(RightSizing, AKnownTypeWithoutAPriceIsSizedByCapacity) {
+  // g5.8xlarge is not in the built-in example's prices; its capacity is known. Need: 1 GPU, 5
+  // vCPUs (4 busy / 0.8), 8 GiB (5 % of 128 GiB / 0.8): a g5.2xlarge (1 GPU, 8 vCPUs, 32 GiB).
+  const RuleReport report = RightSize(OneBusyGpuJobOn("ml.g5.8xlarge"));
+  ASSERT_EQ(report.findings.size(), 1u) << report.details.dump();
+  EXPECT_EQ(report.details["recommended"],
+            (nlohmann::json{{"instance_type", "g5.2xlarge"}, {"instance_count", 1}, {"basis", "capacity"}}));
+  EXPECT_EQ(report.details["why_no_saving"],
+            "no price for g5.8xlarge and g5.2xlarge: pass --prices FILE with them (docs/rules.md)");
+  EXPECT_EQ(report.findings[0].title, "1 × g5.2xlarge's capacity fits the work of 1 × g5.8xlarge; pass --prices FILE "
+                                      "with your prices to see the saving");
+  EXPECT_LT(report.findings[0].estimated_saving, 0) << "no prices, no saving estimate";
+  EXPECT_EQ(report.triggered, 1);
+}
+
+TEST(RightSizing, APricedCatalogueTurnsTheCapacityFitIntoASaving) {
+  InstanceType current = *FindKnownInstanceType("g5.8xlarge");
+  current.price_per_hour = 2.45;
+  InstanceType smaller = *FindKnownInstanceType("g5.2xlarge");
+  smaller.price_per_hour = 1.21;
+  const std::vector<InstanceType> catalog = {current, smaller};
+  const RuleReport report = RightSize(OneBusyGpuJobOn("g5.8xlarge"), &catalog);
+  ASSERT_EQ(report.findings.size(), 1u) << report.details.dump();
+  EXPECT_EQ(report.details["recommended"]["instance_type"], "g5.2xlarge");
+  EXPECT_FALSE(report.details["recommended"].contains("basis"));
+  EXPECT_NEAR(report.findings[0].estimated_saving, 1.0 - 1.21 / 2.45, 1e-12);
+}
+
+TEST(RightSizing, TheSmallestKnownFitIsNotRecommendedOverItself) {
+  const RuleReport report = RightSize(OneBusyGpuJobOn("g5.2xlarge"));
+  EXPECT_TRUE(report.findings.empty()) << report.details.dump();
+  EXPECT_EQ(report.details["why_no_recommendation"], "the current instances are the smallest known ones that fit the need");
 }
 
 TEST(MemoryNearCapacity, APeakAboveTheThresholdIsReportedWithItsTime) {

@@ -11,16 +11,22 @@
 // cheapest per hour wins (fewer instances on a tie). The current instance comes from the nodes'
 // manifests (stepscope run --instance/--count) or the parameters instance_type/instance_count.
 // The saving assumes the same duration; `stepscope compare` measures it on a real second run.
+// When the catalogue does not price the current type but instance_capacities.h knows it, the
+// choice is by capacity (instance_fit.h SmallestFit) among the known types and the catalogue's,
+// and the finding says which prices would show the saving instead of inventing one.
 #include "rules/right_sizing_rule.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "rules/builtin_rules.h"
+#include "rules/instance_capacities.h"
+#include "rules/instance_fit.h"
 #include "rules/step_facts.h"
 
 namespace stepscope::rules {
@@ -106,6 +112,11 @@ class RightSizingRule final : public Rule {
   RuleReport Report() const override;
 
  private:
+  void ReportCapacityFit(const InstanceType& current, int64_t current_count, const InstanceNeed& need,
+                         const std::string& need_basis, nlohmann::json& details, RuleReport& report) const;
+  // The finding's parts both recommendations share; the caller adds the title and the saving.
+  Finding ResizeFinding(const InstanceFit& fit, const std::string& basis) const;
+
   std::vector<InstanceType> catalog_;
   std::vector<NodeUse> nodes_;
   std::vector<analysis::NodeFacts> node_facts_;
@@ -131,7 +142,10 @@ RuleReport RightSizingRule::Report() const {
                         ? node_facts_.front().instance_count
                         : static_cast<int64_t>(node_facts_.size());
   }
+  // Priced by the catalogue, or only its capacity known (instance_capacities.h).
   const InstanceType* current = FindInstanceType(catalog_, current_name);
+  const std::optional<InstanceType> known = current == nullptr ? FindKnownInstanceType(current_name) : std::nullopt;
+  const InstanceType* capacity = current != nullptr ? current : (known ? &*known : nullptr);
 
   // The need.
   const double target = parameters_.Number("target_utilization_pct") / 100.0;
@@ -142,49 +156,47 @@ RuleReport RightSizingRule::Report() const {
     samples += histogram.total();
   }
   for (const auto& [key, peak_pct] : gpu_memory_peak_pct_) {
-    if (current != nullptr) gpu_memory_needed_bytes = std::max(gpu_memory_needed_bytes, peak_pct / 100.0 * current->gpu_memory_bytes);
+    if (capacity != nullptr) gpu_memory_needed_bytes = std::max(gpu_memory_needed_bytes, peak_pct / 100.0 * capacity->gpu_memory_bytes);
   }
   double busy_cores = 0, host_memory_bytes = 0;
   for (const NodeUse& use : nodes_) {
     busy_cores += use.cpu_total.Quantile(0.95) / 100.0 * use.cores;
     samples += use.cpu_total.total();
-    if (current != nullptr) host_memory_bytes += use.host_memory_peak_pct / 100.0 * current->memory_bytes;
+    if (capacity != nullptr) host_memory_bytes += use.host_memory_peak_pct / 100.0 * capacity->memory_bytes;
   }
   report.datapoints = samples;
-  const int64_t gpus_needed = gpu_util_.empty() ? 0 : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(gpu_busy / target - 1e-9)));
-  const int64_t vcpus_needed = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(busy_cores / target - 1e-9)));
-  const double memory_needed_bytes = host_memory_bytes / target;
-  details["need"] = {{"gpus", gpus_needed}, {"gpu_busy_sum_p95", gpu_busy}, {"gpu_memory_bytes", gpu_memory_needed_bytes},
-                     {"vcpus", vcpus_needed}, {"busy_cores_p95", busy_cores}, {"host_memory_bytes", memory_needed_bytes}};
+  InstanceNeed need;
+  need.gpus = gpu_util_.empty() ? 0 : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(gpu_busy / target - 1e-9)));
+  need.gpu_memory_bytes = gpu_memory_needed_bytes;
+  need.vcpus = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(busy_cores / target - 1e-9)));
+  need.host_memory_bytes = host_memory_bytes / target;
+  details["need"] = {{"gpus", need.gpus}, {"gpu_busy_sum_p95", gpu_busy}, {"gpu_memory_bytes", need.gpu_memory_bytes},
+                     {"vcpus", need.vcpus}, {"busy_cores_p95", busy_cores}, {"host_memory_bytes", need.host_memory_bytes}};
   details["current"] = {{"instance_type", current_name}, {"instance_count", current_count}};
-  if (current == nullptr) {
+  if (capacity == nullptr) {
     details["why_no_recommendation"] =
         current_name.empty() ? "the instance type is unknown: pass --instance/--count to stepscope run, or "
                                "RightSizing.instance_type"
-                             : "instance type " + current_name + " is not in the catalogue";
+                             : "instance type " + current_name + " is neither in the price catalogue nor a known "
+                                                                 "type: pass --prices FILE with its capacities and price "
+                                                                 "(docs/rules.md)";
+    report.details = std::move(details);
+    return report;
+  }
+  char basis[160];
+  std::snprintf(basis, sizeof(basis), "GPUs busy %.2f (sum of p95 utilization), %.1f busy cores at p95, at a %.0f %% target",
+                gpu_busy, busy_cores, target * 100.0);
+  const std::string need_basis = basis;
+  if (current == nullptr) {
+    ReportCapacityFit(*capacity, current_count, need, need_basis, details, report);
     report.details = std::move(details);
     return report;
   }
 
   // The cheapest fit of the same GPU model.
-  const InstanceType* best = nullptr;
-  int64_t best_count = 0;
-  for (const InstanceType& type : catalog_) {
-    if (type.gpu_model != current->gpu_model) continue;
-    if (gpus_needed > 0 && (type.gpus == 0 || type.gpu_memory_bytes < gpu_memory_needed_bytes)) continue;
-    int64_t count = 1;
-    if (gpus_needed > 0) count = std::max<int64_t>(count, (gpus_needed + type.gpus - 1) / type.gpus);
-    if (type.vcpus > 0) count = std::max<int64_t>(count, (vcpus_needed + type.vcpus - 1) / type.vcpus);
-    if (type.memory_bytes > 0) {
-      count = std::max<int64_t>(count, static_cast<int64_t>(std::ceil(memory_needed_bytes / type.memory_bytes - 1e-9)));
-    }
-    const double price = count * type.price_per_hour;
-    const double best_price = best == nullptr ? 0 : best_count * best->price_per_hour;
-    if (best == nullptr || price < best_price - 1e-9 || (std::abs(price - best_price) <= 1e-9 && count < best_count)) {
-      best = &type;
-      best_count = count;
-    }
-  }
+  const InstanceFit best_fit = CheapestFit(catalog_, current->gpu_model, need);
+  const InstanceType* best = best_fit.type;
+  const int64_t best_count = best_fit.count;
   const double current_price = current_count * current->price_per_hour;
   if (best == nullptr) {
     details["why_no_recommendation"] = "no catalogue entry with " + current->gpu_model + " GPUs fits the need";
@@ -199,11 +211,7 @@ RuleReport RightSizingRule::Report() const {
   report.details = std::move(details);
   if (best_price >= current_price - 1e-9) return report;
 
-  ++report.triggered;
-  ++report.violations;
-  Finding finding;
-  finding.id = "RightSizing/job";
-  finding.rule = report.rule;
+  Finding finding = ResizeFinding(best_fit, need_basis + "; same duration assumed");
   finding.severity = saving >= 0.5 ? Severity::kCritical : Severity::kWarning;
   char text[256];
   std::snprintf(text, sizeof(text), "%lld × %s would do the work of %lld × %s: $%.3f/h instead of $%.3f/h (%.1f %% less)",
@@ -211,18 +219,55 @@ RuleReport RightSizingRule::Report() const {
                 current->name.c_str(), best_price, current_price, saving * 100.0);
   finding.title = text;
   finding.estimated_saving = saving;
-  std::snprintf(text, sizeof(text), "GPUs busy %.2f (sum of p95 utilization), %.1f busy cores at p95, at a %.0f %% target",
-                gpu_busy, busy_cores, target * 100.0);
-  finding.saving_basis = std::string(text) + "; same duration assumed";
-  finding.recommendation = "Run the job on " + std::to_string(best_count) + " × " + best->name +
+  ++report.triggered;
+  ++report.violations;
+  report.findings.push_back(std::move(finding));
+  return report;
+}
+
+// The current type has no price: recommend the smallest known fleet of its GPU model that fits,
+// when it is smaller than the current one, and say which prices would show the saving.
+void RightSizingRule::ReportCapacityFit(const InstanceType& current, int64_t current_count, const InstanceNeed& need,
+                                        const std::string& need_basis, nlohmann::json& details,
+                                        RuleReport& report) const {
+  // Every known type, and the catalogue's types that instance_capacities.h does not list.
+  std::vector<InstanceType> candidates = KnownInstanceTypes();
+  for (const InstanceType& type : catalog_) {
+    if (!FindKnownInstanceType(type.name)) candidates.push_back(type);
+  }
+  const InstanceFit best = SmallestFit(candidates, current.gpu_model, need);
+  const InstanceFit now{&current, current_count};
+  if (best.type == nullptr || !IsSmallerFleet(best, now)) {
+    details["why_no_recommendation"] =
+        best.type == nullptr ? "no known type with " + current.gpu_model + " GPUs fits the need"
+                             : "the current instances are the smallest known ones that fit the need";
+    return;
+  }
+  const std::string prices_needed = current.name + (best.type->price_per_hour > 0 ? "" : " and " + best.type->name);
+  details["recommended"] = {{"instance_type", best.type->name}, {"instance_count", best.count}, {"basis", "capacity"}};
+  details["why_no_saving"] = "no price for " + prices_needed + ": pass --prices FILE with them (docs/rules.md)";
+  Finding finding = ResizeFinding(best, need_basis);
+  finding.title = std::to_string(best.count) + " × " + best.type->name + "'s capacity fits the work of " +
+                  std::to_string(current_count) + " × " + current.name +
+                  "; pass --prices FILE with your prices to see the saving";
+  ++report.triggered;
+  ++report.violations;
+  report.findings.push_back(std::move(finding));
+}
+
+Finding RightSizingRule::ResizeFinding(const InstanceFit& fit, const std::string& basis) const {
+  Finding finding;
+  finding.id = "RightSizing/job";
+  finding.rule = "RightSizing";
+  finding.saving_basis = basis;
+  finding.recommendation = "Run the job on " + std::to_string(fit.count) + " × " + fit.type->name +
                            ", or give the current instances more work (a larger batch, more data-loader workers).";
   finding.next_step = "Rerun on the recommended instances and check with `stepscope compare RUN_A RUN_B`.";
   Evidence evidence;
   evidence.node = node_facts_.empty() ? "" : node_facts_.front().name;
-  evidence.what = finding.saving_basis;
+  evidence.what = basis;
   finding.evidence.push_back(std::move(evidence));
-  report.findings.push_back(std::move(finding));
-  return report;
+  return finding;
 }
 
 }  // namespace

@@ -79,4 +79,4 @@ def test_rules_hand_the_catalogue_to_right_sizing(cli, priced_run, tmp_path):
     result = subprocess.run([cli, "rules", str(priced_run), "--json", "--out", str(tmp_path / "builtin")],
                             capture_output=True, text=True, timeout=120)
     (builtin,) = [r for r in json.loads(result.stdout)["rules"] if r["Rule"] == "RightSizing"]
-    assert "not in the catalogue" in builtin["Details"]["why_no_recommendation"]
+    assert "neither in the price catalogue nor a known type" in builtin["Details"]["why_no_recommendation"]

@@ -1,7 +1,9 @@
 #include "analysis/detail_operators.h"
 
-#include <nlohmann/json.hpp>
+#include <unordered_map>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "analysis/detail_window_files.h"
 #include "base/json_fields.h"
@@ -52,8 +54,11 @@ StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, Mo
   const int32_t pid = static_cast<int32_t>(JsonInt(doc, "pid", -1));
   const StringId cpu_phase = builder.Intern("cpu_functions");
   const StringId cpu_category = builder.Intern("cpu_op");
+  const StringId ac2g = builder.Intern("ac2g");  // Kineto's name for launch -> device work
   size_t added = 0, skipped = 0;
   std::vector<EventArg> args;
+  // Launches by their id (the document's `correlation`), for the launch -> device work flows.
+  std::unordered_map<int64_t, uint32_t> launch_by_correlation;
 
   // Host operators.
   const nlohmann::json* events = JsonField(doc, "events");
@@ -84,7 +89,10 @@ StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, Mo
         args.push_back(builder.StringArg("shapes", ShapesText(*shapes)));
       }
       if (JsonBool(item, "async", false)) args.push_back(builder.IntArg("async", 1));
-      builder.AddEvent(event, args);
+      const int64_t correlation = JsonInt(item, "correlation", -1);
+      if (correlation >= 0) args.push_back(builder.IntArg("correlation", correlation));
+      const uint32_t index = builder.AddEvent(event, args);
+      if (correlation >= 0) launch_by_correlation.emplace(correlation, index);
       ++added;
     }
   }
@@ -106,11 +114,18 @@ StatusOr<size_t> AddOperatorsDocument(const std::string& path, uint32_t node, Mo
       event.end_ns = end_ns;
       event.pid = pid;
       event.device = static_cast<int32_t>(device);
+      event.tid = JsonInt(item, "stream", 0);  // a device's tracks are its streams, as in Kineto's traces
       event.node = node;
       event.phase = builder.Intern("gpu_functions-dev:" + std::to_string(device));
       event.name = builder.Intern(name);
       event.category = builder.Intern(DeviceCategory(name));
-      builder.AddEvent(event);
+      const int64_t correlation = JsonInt(item, "correlation", -1);
+      args.clear();
+      if (correlation >= 0) args.push_back(builder.IntArg("correlation", correlation));
+      const uint32_t index = builder.AddEvent(event, args);
+      if (auto launch = launch_by_correlation.find(correlation); correlation >= 0 && launch != launch_by_correlation.end()) {
+        builder.AddFlow(launch->second, index, ac2g, correlation);
+      }
       ++added;
     }
   }

@@ -17,8 +17,14 @@ TEST(ParseDurationNs, AcceptsEveryUnit) {
   EXPECT_EQ(*ParseDurationNs("1h"), 3600'000'000'000);
 }
 
+TEST(ParseDurationNs, AddsUpPartsLikeOneHourThirtyMinutes) {
+  EXPECT_EQ(*ParseDurationNs("1h30m"), 5400'000'000'000);
+  EXPECT_EQ(*ParseDurationNs("20h5m"), 72300'000'000'000);
+  EXPECT_EQ(*ParseDurationNs("1m30s500ms"), 90'500'000'000);
+}
+
 TEST(ParseDurationNs, RejectsGarbageWithAHelpfulMessage) {
-  for (const char* bad : {"", "ms", "fast", "10 ms", "10parsecs", "-5s", "1e999s"}) {
+  for (const char* bad : {"", "ms", "fast", "10 ms", "10parsecs", "-5s", "1e999s", "1h30", "1h 30m", "5x", "1s-2s"}) {
     auto parsed = ParseDurationNs(bad);
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -55,6 +56,22 @@ nlohmann::json FindingsDocument(const std::string& run, const analysis::Model& m
   return (*report)->RulesJson();
 }
 
+// What a ranged export adds to its default file name: ".steps-100-120", ".from-1h-to-1h5m".
+std::string RangeSuffix(const exporting::ExportRangeRequest& range) {
+  std::string suffix;
+  if (!range.steps.empty()) {
+    suffix = ".steps-" + range.steps;
+  } else {
+    if (!range.from.empty()) suffix += ".from-" + range.from;
+    if (!range.to.empty()) suffix += ".to-" + range.to;
+  }
+  for (char& c : suffix) {
+    const bool plain = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
+    if (!plain) c = '-';  // ':' of A:B and of UTC times, '/' never reaches a file name
+  }
+  return suffix;
+}
+
 }  // namespace
 
 std::string ExportRunDirectory(const std::string& run) {
@@ -92,9 +109,21 @@ int ExportCommand(const ExportInvocation& invocation) {
     return kExitError;
   }
   PrintRunProblems(model->problems(), "stepscope export: ", invocation.run);
+  const bool ranged = !invocation.range.from.empty() || !invocation.range.to.empty() || !invocation.range.steps.empty();
+  if (ranged && invocation.format != "chrome") {
+    PrintError("--from, --to and --steps cut a Chrome trace; sqlite and csv export the whole run (query by time there)");
+    return kExitError;
+  }
+  auto range = exporting::ResolveExportRange(*model, invocation.range);
+  if (!range.ok()) {
+    PrintError(range.status().message());
+    return kExitError;
+  }
   const std::string run_dir = ExportRunDirectory(invocation.run);
   const std::string job = ExportJobName(run_dir);
-  const std::string out = invocation.out.empty() ? DefaultExportPath(run_dir, job, invocation.format) : invocation.out;
+  const std::string out =
+      invocation.out.empty() ? DefaultExportPath(run_dir, job + RangeSuffix(invocation.range), invocation.format)
+                             : invocation.out;
   if (invocation.format == "csv" && !invocation.out.empty() && std::filesystem::exists(out) && !IsDirectory(out)) {
     PrintError(out + " is a file, but csv writes a directory of tables; pass -o with a directory");
     return kExitError;
@@ -107,14 +136,15 @@ int ExportCommand(const ExportInvocation& invocation) {
 
   std::string summary;
   if (invocation.format == "chrome") {
-    auto stats = exporting::ExportChromeTrace(*model, out);
+    auto stats = exporting::ExportChromeTrace(*model, out, {.range = *range});
     if (!stats.ok()) {
       PrintError(stats.status().message());
       return kExitError;
     }
-    summary = std::to_string(stats->slices) + " slices (" + std::to_string(stats->overflow_slices) +
-              " on overlap tracks), " + std::to_string(stats->counter_events) + " counter events, " +
-              std::to_string(stats->flows) + " flows";
+    summary = range->description + ": " + std::to_string(stats->slices) + " slices (" +
+              std::to_string(stats->overflow_slices) + " on overlap tracks), " +
+              std::to_string(stats->counter_events) + " counter events, " + std::to_string(stats->flows) +
+              " flows, " + std::to_string(stats->step_flows) + " step flows";
   } else {
     exporting::ExportRunFacts facts;
     facts.run_path = invocation.run;

@@ -5,6 +5,8 @@
 //   sqlite  <RUN>/export/<job>.sqlite       the documented schema (export_tables.h)
 //   csv     <RUN>/export/csv/               one <table>.csv per table of that schema
 //
+// `--from/--to` or `--steps A:B` (chrome) write only that part of the run (export_range.h);
+// the file name then says which ("<job>.steps-100-120.trace.json").
 // Findings (sqlite, csv) come from <RUN>/rules/rules.json when it exists, else from evaluating
 // the built-in rules with their default parameters (nothing is written to <RUN>/rules then).
 // Exit codes: 0 written, 1 the run could not be loaded or the output not written (one line
@@ -15,12 +17,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "export/export_range.h"
+
 namespace stepscope::cli {
 
 struct ExportInvocation {
   std::string run;     // anything LoadRun accepts
   std::string format;  // "chrome", "sqlite" or "csv"
   std::string out;     // -o; empty: the default path above
+  exporting::ExportRangeRequest range;  // --from/--to/--steps (chrome only)
 };
 
 // The run's directory (RUN itself, or the directory of a model file) and its name (the

@@ -127,6 +127,12 @@ int main(int argc, char** argv) {
   export_app->add_option("-o,--out", export_invocation.out,
                          "Output file (chrome, sqlite) or directory (csv); default <RUN>/export/<job>.trace.json, "
                          "<job>.sqlite or csv/");
+  export_app->add_option("--from", export_invocation.range.from,
+                         "chrome: start of the slice, a time since the run's start (90s, 2h) or a UTC time "
+                         "(2026-11-21T10:15:00Z)");
+  export_app->add_option("--to", export_invocation.range.to, "chrome: end of the slice, in the same forms as --from");
+  export_app->add_option("--steps", export_invocation.range.steps,
+                         "chrome: the TRAIN steps A:B (both included) and everything that ran during them");
   std::string run_instance, run_instance_count;
   run_app->add_option("--instance", run_instance, "Instance type the job runs on, e.g. p3.2xlarge (for compare's cost)");
   run_app->add_option("--count", run_instance_count, "How many instances the job runs on (for compare's cost)");

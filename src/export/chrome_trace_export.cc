@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "export/thread_tracks.h"
+#include "export/trace_names.h"
 
 namespace stepscope::exporting {
 namespace {
@@ -87,21 +89,41 @@ class JsonStream {
   Status status_;
 };
 
+// Where a track or counter is drawn: a trace process per host process, per GPU and per node's
+// system metrics, so a viewer groups tracks as the job ran them.
+struct ChromeProcess {
+  enum class Kind : uint8_t { kHost, kGpu, kSystem };
+  uint32_t node = 0;
+  Kind kind = Kind::kHost;
+  int32_t id = 0;  // pid, GPU index, 0
+
+  auto operator<=>(const ChromeProcess&) const = default;
+};
+
 class ChromeTraceWriter {
  public:
-  ChromeTraceWriter(const Model& model, TextSink& sink)
-      : model_(model), out_(model, sink), layout_(LayoutTracks(model)), origin_ns_(model.first_ns()) {}
+  ChromeTraceWriter(const Model& model, TextSink& sink, const ChromeTraceOptions& options)
+      : model_(model), out_(model, sink), options_(options), layout_(LayoutTracks(model)), names_(model),
+        origin_ns_(model.first_ns()) {}
 
   StatusOr<ChromeTraceStats> Write() {
     out_.Raw("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"stepscope export\",\"source\":")
         .Text(analysis::ModelSourceName(model_.source()))
         .Raw(",\"time_origin_unix_ns\":")
         .Int(origin_ns_)
-        .Raw(",\"time_unit\":\"microseconds since time_origin_unix_ns\"},\"traceEvents\":[\n");
+        .Raw(",\"time_unit\":\"microseconds since time_origin_unix_ns\",\"range\":")
+        .Text(options_.range.description);
+    if (!options_.range.whole) {
+      out_.Raw(",\"range_start_unix_ns\":").Int(std::max(options_.range.start_ns, model_.first_ns()))
+          .Raw(",\"range_end_unix_ns\":").Int(std::min(options_.range.end_ns, model_.last_ns()));
+    }
+    out_.Raw("},\"traceEvents\":[\n");
+    SelectEvents();
     WriteMetadata();
     WriteEvents();
     WriteSystemCounters();
     WriteFlows();
+    WriteStepFlows();
     out_.Raw("\n]}\n");
     out_.Flush();
     if (!out_.status().ok()) return out_.status();
@@ -114,25 +136,88 @@ class ChromeTraceWriter {
     if (!first_event_) out_.Raw(",\n");
     first_event_ = false;
   }
-  JsonStream& Header(char phase, uint32_t node) {
+  JsonStream& Header(char phase, int64_t chrome_pid) {
     BeginEvent();
-    out_.Raw("{\"ph\":\"").Raw(std::string_view(&phase, 1)).Raw("\",\"pid\":").Int(int64_t{node} + 1);
+    out_.Raw("{\"ph\":\"").Raw(std::string_view(&phase, 1)).Raw("\",\"pid\":").Int(chrome_pid);
     return out_;
   }
   int64_t ChromeTid(uint32_t track) const { return int64_t{track} + 1; }
 
-  void WriteMetadata() {
-    for (uint32_t node = 0; node < model_.nodes().size(); ++node) {
-      Header('M', node).Raw(",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":")
-          .Text(model_.nodes()[node].name).Raw("}}");
-      Header('M', node).Raw(",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":")
-          .Int(node).Raw("}}");
+  static ChromeProcess ProcessOfThread(const ThreadKey& thread) {
+    if (thread.device >= 0) return {thread.node, ChromeProcess::Kind::kGpu, thread.device};
+    return {thread.node, ChromeProcess::Kind::kHost, thread.pid};
+  }
+  // Trace pids are numbered in ChromeProcess order (node, host processes, GPUs, system) from 1.
+  int64_t ChromePid(const ChromeProcess& process) const {
+    auto it = processes_.find(process);
+    return it != processes_.end() ? it->second : 0;
+  }
+  int64_t ChromePidOfTrack(uint32_t track) const { return track_pid_[track]; }
+
+  // What the range keeps: events overlapping it (whole, never cut), the tracks and processes
+  // they are drawn on, and each system series' samples in it with the one in force at its start.
+  void SelectEvents() {
+    const auto& events = model_.events();
+    keep_.assign(events.size(), false);
+    std::vector<bool> track_used(layout_.tracks.size(), false);
+    for (size_t i = 0; i < events.size(); ++i) {
+      const FrameworkEvent& event = events[i];
+      const int64_t end_ns = event.kind == EventKind::kSpan ? std::max(event.end_ns, event.start_ns) : event.start_ns;
+      if (!options_.range.Overlaps(event.start_ns, end_ns)) continue;
+      keep_[i] = true;
+      if (event.kind == EventKind::kCounter) {
+        processes_.emplace(ChromeProcess{event.node, ChromeProcess::Kind::kHost, event.pid}, 0);
+      } else {
+        track_used[layout_.event_track[i]] = true;
+      }
     }
     for (uint32_t track = 0; track < layout_.tracks.size(); ++track) {
+      if (!track_used[track]) continue;
+      used_tracks_.push_back(track);
+      processes_.emplace(ProcessOfThread(layout_.threads[layout_.tracks[track].thread]), 0);
+    }
+    for (const analysis::SystemSeries& series : model_.series()) {
+      const auto [first, last] = SampleRange(series);
+      if (first < last) processes_.emplace(ChromeProcess{series.node, ChromeProcess::Kind::kSystem, 0}, 0);
+    }
+    int64_t next_pid = 1;
+    for (auto& [process, pid] : processes_) pid = next_pid++;
+    track_pid_.assign(layout_.tracks.size(), 0);
+    for (uint32_t track : used_tracks_) {
+      track_pid_[track] = ChromePid(ProcessOfThread(layout_.threads[layout_.tracks[track].thread]));
+    }
+  }
+
+  // Indices [first, last) of `series`' samples to write.
+  std::pair<size_t, size_t> SampleRange(const analysis::SystemSeries& series) const {
+    if (options_.range.whole) return {0, series.time_ns.size()};
+    auto [first, last] = Model::SamplesIn(series, options_.range.start_ns, options_.range.end_ns);
+    // The value in force when the range starts: a counter track must not begin empty.
+    if (first > 0 && (first == last || series.time_ns[first] > options_.range.start_ns)) --first;
+    return {first, last};
+  }
+
+  std::string ProcessName(const ChromeProcess& process) const {
+    switch (process.kind) {
+      case ChromeProcess::Kind::kHost: return names_.HostProcess(process.node, process.id);
+      case ChromeProcess::Kind::kGpu: return names_.Gpu(process.node, process.id);
+      case ChromeProcess::Kind::kSystem: return names_.SystemMetrics(process.node);
+    }
+    return "";
+  }
+
+  void WriteMetadata() {
+    for (const auto& [process, pid] : processes_) {
+      Header('M', pid).Raw(",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":").Text(ProcessName(process)).Raw("}}");
+      Header('M', pid).Raw(",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":").Int(pid).Raw("}}");
+      out_.EndEvent();
+    }
+    for (uint32_t track : used_tracks_) {
       const ThreadKey& thread = layout_.threads[layout_.tracks[track].thread];
-      Header('M', thread.node).Raw(",\"tid\":").Int(ChromeTid(track)).Raw(",\"name\":\"thread_name\",\"args\":{\"name\":")
-          .Text(TrackName(thread, layout_.tracks[track].lane)).Raw("}}");
-      Header('M', thread.node).Raw(",\"tid\":").Int(ChromeTid(track))
+      const int64_t pid = ChromePidOfTrack(track);
+      Header('M', pid).Raw(",\"tid\":").Int(ChromeTid(track)).Raw(",\"name\":\"thread_name\",\"args\":{\"name\":")
+          .Text(names_.Thread(thread, layout_.tracks[track].lane)).Raw("}}");
+      Header('M', pid).Raw(",\"tid\":").Int(ChromeTid(track))
           .Raw(",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":").Int(track).Raw("}}");
       out_.EndEvent();
     }
@@ -175,17 +260,18 @@ class ChromeTraceWriter {
     for (uint32_t index : model_.steps()) is_step[index] = true;
     const analysis::StringId value_key = model_.FindString("value");
     for (size_t i = 0; i < events.size(); ++i) {
+      if (!keep_[i]) continue;
       const FrameworkEvent& event = events[i];
       const uint32_t track = layout_.event_track[i];
       switch (event.kind) {
         case EventKind::kSpan:
-          Header('X', event.node).Raw(",\"tid\":").Int(ChromeTid(track)).Raw(",\"ts\":").Micros(event.start_ns - origin_ns_)
-              .Raw(",\"dur\":").Micros(std::max<int64_t>(0, event.end_ns - event.start_ns));
+          Header('X', ChromePidOfTrack(track)).Raw(",\"tid\":").Int(ChromeTid(track)).Raw(",\"ts\":")
+              .Micros(event.start_ns - origin_ns_).Raw(",\"dur\":").Micros(std::max<int64_t>(0, event.end_ns - event.start_ns));
           ++stats_.slices;
           if (layout_.tracks[track].lane > 0) ++stats_.overflow_slices;
           break;
         case EventKind::kInstant:
-          Header('i', event.node).Raw(",\"tid\":").Int(ChromeTid(track)).Raw(",\"s\":\"t\",\"ts\":")
+          Header('i', ChromePidOfTrack(track)).Raw(",\"tid\":").Int(ChromeTid(track)).Raw(",\"s\":\"t\",\"ts\":")
               .Micros(event.start_ns - origin_ns_);
           ++stats_.instants;
           break;
@@ -200,8 +286,9 @@ class ChromeTraceWriter {
             ++stats_.skipped_samples;
             continue;
           }
-          Header('C', event.node).Raw(",\"ts\":").Micros(event.start_ns - origin_ns_).Raw(",\"name\":")
-              .Interned(event.name).Raw(",\"args\":{\"value\":").Double(number).Raw("}}");
+          Header('C', ChromePid({event.node, ChromeProcess::Kind::kHost, event.pid})).Raw(",\"ts\":")
+              .Micros(event.start_ns - origin_ns_).Raw(",\"name\":").Interned(event.name)
+              .Raw(",\"args\":{\"value\":").Double(number).Raw("}}");
           ++stats_.counter_events;
           out_.EndEvent();
           continue;
@@ -230,15 +317,18 @@ class ChromeTraceWriter {
     return name;
   }
 
+  // One counter track per series: its samples under one name, in the node's system process.
   void WriteSystemCounters() {
     for (const analysis::SystemSeries& series : model_.series()) {
       const std::string name = Quote(SeriesName(series));
-      for (size_t i = 0; i < series.time_ns.size(); ++i) {
+      const int64_t pid = ChromePid({series.node, ChromeProcess::Kind::kSystem, 0});
+      const auto [first, last] = SampleRange(series);
+      for (size_t i = first; i < last; ++i) {
         if (!std::isfinite(series.value[i])) {
           ++stats_.skipped_samples;
           continue;
         }
-        Header('C', series.node).Raw(",\"ts\":").Micros(series.time_ns[i] - origin_ns_).Raw(",\"name\":").Raw(name)
+        Header('C', pid).Raw(",\"ts\":").Micros(series.time_ns[i] - origin_ns_).Raw(",\"name\":").Raw(name)
             .Raw(",\"args\":{\"value\":").Double(series.value[i]).Raw("}}");
         ++stats_.counter_events;
         out_.EndEvent();
@@ -246,36 +336,82 @@ class ChromeTraceWriter {
     }
   }
 
-  // Flow ids are the flow's index, unique across nodes (trace correlation ids repeat per rank);
-  // the trace's own id is kept in args. Both ends bind to the slice enclosing their timestamp.
+  // One flow: `s` at the start of `from`, `f` (binding to the enclosing slice) at the start of `to`.
+  void WriteFlow(uint32_t from, uint32_t to, std::string_view category, int64_t correlation) {
+    const auto& events = model_.events();
+    ++next_flow_id_;
+    for (const bool start : {true, false}) {
+      const uint32_t index = start ? from : to;
+      const uint32_t track = layout_.event_track[index];
+      Header(start ? 's' : 'f', ChromePidOfTrack(track)).Raw(",\"tid\":").Int(ChromeTid(track));
+      if (!start) out_.Raw(",\"bp\":\"e\"");
+      out_.Raw(",\"ts\":").Micros(events[index].start_ns - origin_ns_).Raw(",\"id\":").Int(next_flow_id_)
+          .Raw(",\"name\":").Text(category).Raw(",\"cat\":").Text(category);
+      if (correlation >= 0) out_.Raw(",\"args\":{\"correlation\":").Int(correlation).Raw("}");
+      out_.Raw("}");
+    }
+    out_.EndEvent();
+  }
+
+  // The model's flows (launch -> kernel, forward -> backward). Flow ids are unique in the file
+  // (trace correlation ids repeat per rank); the trace's own id is kept in args. Both ends bind
+  // to the slice enclosing their timestamp.
   void WriteFlows() {
     const auto& events = model_.events();
-    for (size_t i = 0; i < model_.flows().size(); ++i) {
-      const analysis::Flow& flow = model_.flows()[i];
+    for (const analysis::Flow& flow : model_.flows()) {
       if (flow.from >= events.size() || flow.to >= events.size() || events[flow.from].kind != EventKind::kSpan ||
           events[flow.to].kind != EventKind::kSpan) {
         ++stats_.skipped_flows;
         continue;
       }
-      const std::string_view category = flow.category != analysis::kEmptyString ? model_.String(flow.category) : "flow";
-      for (const bool start : {true, false}) {
-        const uint32_t index = start ? flow.from : flow.to;
-        const FrameworkEvent& event = events[index];
-        Header(start ? 's' : 'f', event.node).Raw(",\"tid\":").Int(ChromeTid(layout_.event_track[index]));
-        if (!start) out_.Raw(",\"bp\":\"e\"");
-        out_.Raw(",\"ts\":").Micros(event.start_ns - origin_ns_).Raw(",\"id\":").Int(static_cast<int64_t>(i) + 1)
-            .Raw(",\"name\":").Text(category).Raw(",\"cat\":").Text(category)
-            .Raw(",\"args\":{\"correlation\":").Int(flow.id).Raw("}}");
-      }
+      if (!keep_[flow.from] || !keep_[flow.to]) continue;  // outside the range
+      WriteFlow(flow.from, flow.to, flow.category != analysis::kEmptyString ? model_.String(flow.category) : "flow",
+                flow.id);
       ++stats_.flows;
-      out_.EndEvent();
+    }
+  }
+
+  // Step -> what ran in it: from each step to the first slice that starts inside it on every
+  // other thread and GPU stream of its rank (its process, the workers it forked, other processes
+  // of the same rank and, when nothing says ranks, the node), so selecting a step in the viewer
+  // lists the data-loading, helper-thread and GPU work of that step.
+  void WriteStepFlows() {
+    const auto& events = model_.events();
+    std::vector<uint64_t> seen_in_step(layout_.threads.size(), 0);
+    uint64_t stamp = 0;
+    const std::string_view category = "step_contents";
+    for (uint32_t step_index : model_.steps()) {
+      const FrameworkEvent& step = events[step_index];
+      if (!keep_[step_index] || step.kind != EventKind::kSpan || step.end_ns <= step.start_ns) continue;
+      ++stamp;
+      const uint32_t step_thread = layout_.event_thread[step_index];
+      seen_in_step[step_thread] = stamp;
+      const int32_t rank = model_.RankOf(step.node, step.pid);
+      const auto [first, last] = model_.EventsStartingIn(step.start_ns, step.end_ns);
+      for (size_t i = first; i < last; ++i) {
+        const FrameworkEvent& event = events[i];
+        if (event.kind != EventKind::kSpan || event.node != step.node || !keep_[i]) continue;
+        const uint32_t thread = layout_.event_thread[i];
+        if (seen_in_step[thread] == stamp) continue;
+        if (event.pid != step.pid && model_.RankOf(event.node, event.pid) != rank) continue;
+        seen_in_step[thread] = stamp;
+        WriteFlow(step_index, static_cast<uint32_t>(i), category, -1);
+        ++stats_.step_flows;
+      }
     }
   }
 
   const Model& model_;
   JsonStream out_;
+  const ChromeTraceOptions& options_;
   TrackLayout layout_;
+  TraceNames names_;
   int64_t origin_ns_ = 0;
+  std::vector<bool> keep_;              // per event: written
+  std::vector<uint32_t> used_tracks_;   // tracks with a written event, ascending
+  std::vector<int64_t> track_pid_;      // per track: its trace pid
+  std::map<ChromeProcess, int64_t> processes_;  // written processes -> trace pid
+  int64_t next_flow_id_ = 0;
   bool first_event_ = true;
   ChromeTraceStats stats_;
 };
@@ -296,13 +432,14 @@ std::string MicrosFromNanos(int64_t ns) {
   return text;
 }
 
-StatusOr<ChromeTraceStats> WriteChromeTrace(const Model& model, TextSink& sink) {
-  return ChromeTraceWriter(model, sink).Write();
+StatusOr<ChromeTraceStats> WriteChromeTrace(const Model& model, TextSink& sink, const ChromeTraceOptions& options) {
+  return ChromeTraceWriter(model, sink, options).Write();
 }
 
-StatusOr<ChromeTraceStats> ExportChromeTrace(const Model& model, const std::string& path) {
+StatusOr<ChromeTraceStats> ExportChromeTrace(const Model& model, const std::string& path,
+                                             const ChromeTraceOptions& options) {
   STEPSCOPE_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> file, OutputFile::Create(path));
-  STEPSCOPE_ASSIGN_OR_RETURN(ChromeTraceStats stats, WriteChromeTrace(model, *file));
+  STEPSCOPE_ASSIGN_OR_RETURN(ChromeTraceStats stats, WriteChromeTrace(model, *file, options));
   STEPSCOPE_RETURN_IF_ERROR(file->Commit());
   return stats;
 }

@@ -10,6 +10,7 @@
 
 #include "export/export_test_model.h"
 #include "export/thread_tracks.h"
+#include "export/trace_names.h"
 
 namespace stepscope::exporting {
 namespace {
@@ -54,8 +55,9 @@ TEST(ThreadTracksTest, OverlappingSiblingGoesToOverflowLane) {
   EXPECT_EQ(track_of["backward"], 1u);  // forward has ended: nests in the step again
   EXPECT_EQ(track_of["gemm_kernel"], 0u);
   EXPECT_EQ(layout.tracks[2].lane, 1u);
-  EXPECT_EQ(TrackName(layout.threads[1], 1), "pid 10 tid 11 (overlap 1)");
-  EXPECT_EQ(TrackName(layout.threads[0], 0), "GPU 0 stream 7");
+  const TraceNames names(model);
+  EXPECT_EQ(names.Thread(layout.threads[1], 1), "thread 11 (overlap 1)");
+  EXPECT_EQ(names.Thread(layout.threads[0], 0), "stream 7");
   ASSERT_EQ(layout.processes.size(), 2u);
   EXPECT_EQ(layout.process_of_thread, (std::vector<uint32_t>{0, 1}));
 }
@@ -73,6 +75,7 @@ TEST(ChromeTraceExportTest, DisplayTimeUnitComesFirstAndDocumentParses) {
   EXPECT_EQ(stats->counter_events, 3u);
   EXPECT_EQ(stats->skipped_samples, 1u);  // the NaN
   EXPECT_EQ(stats->flows, 1u);
+  EXPECT_EQ(stats->step_flows, 1u);  // the step -> its kernel on the GPU stream
 }
 
 TEST(ChromeTraceExportTest, SlicesHaveExactTimesOnTheirTracks) {
@@ -95,6 +98,7 @@ TEST(ChromeTraceExportTest, SlicesHaveExactTimesOnTheirTracks) {
   EXPECT_EQ(slice["cudaLaunchKernel"]["args"]["note"], "say \"hi\", ok");
   EXPECT_EQ(slice["cudaLaunchKernel"]["args"]["correlation"], 77);
   EXPECT_EQ(slice["gemm_kernel"]["tid"], 1);
+  EXPECT_EQ(slice["gemm_kernel"]["pid"], 2);  // GPU 0 is a process of its own
   EXPECT_DOUBLE_EQ(slice["gemm_kernel"]["args"]["occupancy"].get<double>(), 0.5);
   EXPECT_EQ(slice["overlap"]["tid"], 3);
   EXPECT_EQ(slice["backward"]["tid"], 2);
@@ -128,12 +132,15 @@ TEST(ChromeTraceExportTest, MetadataNamesProcessesAndThreads) {
       names[{event["pid"], event["tid"]}] = event["args"]["name"];
     }
   }
-  EXPECT_EQ(names[std::make_pair(1, 0)], "n1");
-  EXPECT_EQ(names[std::make_pair(2, 0)], "n2");
-  EXPECT_EQ(names[std::make_pair(1, 1)], "GPU 0 stream 7");
-  EXPECT_EQ(names[std::make_pair(1, 2)], "pid 10 tid 11");
-  EXPECT_EQ(names[std::make_pair(1, 3)], "pid 10 tid 11 (overlap 1)");
-  EXPECT_EQ(names.size(), 5u);
+  // Processes in (node, host processes, GPUs, system metrics) order.
+  EXPECT_EQ(names[std::make_pair(1, 0)], "n1 · pid 10");
+  EXPECT_EQ(names[std::make_pair(2, 0)], "n1 · GPU 0");
+  EXPECT_EQ(names[std::make_pair(3, 0)], "n1 · system metrics");
+  EXPECT_EQ(names[std::make_pair(4, 0)], "n2 · system metrics");
+  EXPECT_EQ(names[std::make_pair(2, 1)], "stream 7");
+  EXPECT_EQ(names[std::make_pair(1, 2)], "thread 11");
+  EXPECT_EQ(names[std::make_pair(1, 3)], "thread 11 (overlap 1)");
+  EXPECT_EQ(names.size(), 7u);
 }
 
 TEST(ChromeTraceExportTest, SystemSamplesAreCountersPerNode) {
@@ -142,23 +149,36 @@ TEST(ChromeTraceExportTest, SystemSamplesAreCountersPerNode) {
   const std::vector<nlohmann::json> counters = EventsOf(ParseTrace(sink.text()), "C");
   ASSERT_EQ(counters.size(), 3u);
   EXPECT_EQ(counters[0]["name"], "cpu/cpu0/CPUUtilization");
-  EXPECT_EQ(counters[0]["pid"], 1);
+  EXPECT_EQ(counters[0]["pid"], 3);
   EXPECT_DOUBLE_EQ(counters[0]["ts"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(counters[0]["args"]["value"].get<double>(), 50.5);
   EXPECT_DOUBLE_EQ(counters[1]["args"]["value"].get<double>(), 75.25);
   EXPECT_EQ(counters[2]["name"], "memory/MemoryUsedPercent");
-  EXPECT_EQ(counters[2]["pid"], 2);
+  EXPECT_EQ(counters[2]["pid"], 4);
   EXPECT_DOUBLE_EQ(counters[2]["ts"].get<double>(), 0.5);
+}
+
+// The flows of `category`, in file order.
+std::vector<nlohmann::json> FlowEventsOf(const nlohmann::json& trace, const std::string& phase,
+                                         const std::string& category) {
+  std::vector<nlohmann::json> out;
+  for (const nlohmann::json& event : EventsOf(trace, phase)) {
+    if (event["cat"] == category) out.push_back(event);
+  }
+  return out;
 }
 
 TEST(ChromeTraceExportTest, FlowsArePairedOnTheSlicesTracks) {
   StringSink sink;
   ASSERT_TRUE(WriteChromeTrace(MakeExportTestModel(), sink).ok());
   const nlohmann::json trace = ParseTrace(sink.text());
-  const std::vector<nlohmann::json> starts = EventsOf(trace, "s"), finishes = EventsOf(trace, "f");
+  const std::vector<nlohmann::json> starts = FlowEventsOf(trace, "s", "ac2g");
+  const std::vector<nlohmann::json> finishes = FlowEventsOf(trace, "f", "ac2g");
   ASSERT_EQ(starts.size(), 1u);
   ASSERT_EQ(finishes.size(), 1u);
   EXPECT_EQ(starts[0]["id"], finishes[0]["id"]);
+  EXPECT_EQ(starts[0]["pid"], 1);
+  EXPECT_EQ(finishes[0]["pid"], 2);
   EXPECT_EQ(starts[0]["tid"], 2);
   EXPECT_DOUBLE_EQ(starts[0]["ts"].get<double>(), 1.5);
   EXPECT_EQ(finishes[0]["tid"], 1);
@@ -167,6 +187,55 @@ TEST(ChromeTraceExportTest, FlowsArePairedOnTheSlicesTracks) {
   EXPECT_EQ(finishes[0]["cat"], "ac2g");
   EXPECT_EQ(finishes[0]["args"]["correlation"], 77);
   EXPECT_FALSE(starts[0].contains("bp"));
+}
+
+TEST(ChromeTraceExportTest, AStepLinksToTheFirstSliceItRanOnEveryOtherTrackOfItsRank) {
+  StringSink sink;
+  ASSERT_TRUE(WriteChromeTrace(MakeExportTestModel(), sink).ok());
+  const nlohmann::json trace = ParseTrace(sink.text());
+  const std::vector<nlohmann::json> starts = FlowEventsOf(trace, "s", "step_contents");
+  const std::vector<nlohmann::json> finishes = FlowEventsOf(trace, "f", "step_contents");
+  // Its own thread's slices nest under it already: only the GPU stream gets a flow.
+  ASSERT_EQ(starts.size(), 1u);
+  ASSERT_EQ(finishes.size(), 1u);
+  EXPECT_EQ(starts[0]["id"], finishes[0]["id"]);
+  EXPECT_DOUBLE_EQ(starts[0]["ts"].get<double>(), 0.0);  // the step's start
+  EXPECT_EQ(starts[0]["tid"], 2);
+  EXPECT_EQ(finishes[0]["pid"], 2);
+  EXPECT_DOUBLE_EQ(finishes[0]["ts"].get<double>(), 2.5);  // the kernel's start
+  EXPECT_FALSE(finishes[0].contains("args"));
+}
+
+TEST(ChromeTraceExportTest, ARangeKeepsWhatOverlapsItWholeAndTheCounterValueInForce) {
+  StringSink sink;
+  ChromeTraceOptions options;
+  options.range.whole = false;
+  options.range.start_ns = testing::kT0 + 6500;  // inside backward and the step
+  options.range.end_ns = testing::kT0 + 7000;
+  options.range.description = "test slice";
+  auto stats = WriteChromeTrace(MakeExportTestModel(), sink, options);
+  ASSERT_TRUE(stats.ok());
+  const nlohmann::json trace = ParseTrace(sink.text());
+  std::vector<std::string> slices;
+  for (const nlohmann::json& event : EventsOf(trace, "X")) slices.push_back(event["name"]);
+  EXPECT_EQ(slices, (std::vector<std::string>{"Step:ModeKeys.TRAIN", "backward"}));
+  EXPECT_DOUBLE_EQ(EventsOf(trace, "X")[0]["dur"].get<double>(), 8.0);  // never cut
+  // The CPU counter's sample before the range holds its value in force (the NaN is skipped);
+  // the memory series of n2 has its only sample before the range, so it is kept as well.
+  const std::vector<nlohmann::json> counters = EventsOf(trace, "C");
+  ASSERT_EQ(counters.size(), 1u);
+  EXPECT_EQ(counters[0]["name"], "memory/MemoryUsedPercent");
+  EXPECT_EQ(stats->skipped_samples, 1u);
+  EXPECT_EQ(stats->flows, 0u);       // the launch and the kernel lie outside
+  EXPECT_EQ(stats->step_flows, 0u);  // the kernel started before the range
+  EXPECT_EQ(trace["otherData"]["range"], "test slice");
+  EXPECT_EQ(trace["otherData"]["range_start_unix_ns"], testing::kT0 + 6500);
+  // Only the tracks and processes with something written are named.
+  std::vector<std::string> processes;
+  for (const nlohmann::json& event : EventsOf(trace, "M")) {
+    if (event["name"] == "process_name") processes.push_back(event["args"]["name"]);
+  }
+  EXPECT_EQ(processes, (std::vector<std::string>{"n1 · pid 10", "n1 · system metrics", "n2 · system metrics"}));
 }
 
 TEST(ChromeTraceExportTest, EmptyModelIsAnEmptyTrace) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "export/thread_tracks.h"
+#include "export/trace_names.h"
 #include "base/json_fields.h"
 
 namespace stepscope::exporting {
@@ -170,9 +171,10 @@ class TablesWriter {
     }
     STEPSCOPE_RETURN_IF_ERROR(sink_.EndTable());
     STEPSCOPE_RETURN_IF_ERROR(sink_.BeginTable(kSchema[kThreadsTable]));
+    const TraceNames names(model_);
     for (size_t i = 0; i < layout.threads.size(); ++i) {
       const ThreadKey& thread = layout.threads[i];
-      const std::string name = TrackName(thread, 0);
+      const std::string name = names.Thread(thread, 0);
       STEPSCOPE_RETURN_IF_ERROR(Row({Cell::Int(static_cast<int64_t>(i)), Cell::Int(layout.process_of_thread[i]),
                                      Cell::Int(thread.node), Cell::Int(thread.pid), Cell::Int(thread.tid),
                                      IntOrNull(thread.device, thread.device >= 0), Cell::Text(name)}));

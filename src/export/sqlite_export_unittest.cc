@@ -76,7 +76,7 @@ TEST(SqliteExportTest, WritesEveryTableWithExactRows) {
   EXPECT_EQ(db.Query("SELECT group_concat(name, ',') FROM nodes"), "n1,n2");
   EXPECT_EQ(db.Query("SELECT cpu_cores FROM nodes WHERE name = 'n1'"), "4");
   EXPECT_EQ(db.Query("SELECT count(*) FROM processes"), "2");
-  EXPECT_EQ(db.Query("SELECT name FROM threads WHERE device = 0"), "GPU 0 stream 7");
+  EXPECT_EQ(db.Query("SELECT name FROM threads WHERE device = 0"), "stream 7");
   EXPECT_EQ(db.Query("SELECT count(*) FROM spans WHERE kind = 'span'"), "6");
   EXPECT_EQ(db.Query("SELECT count(*) FROM spans WHERE kind = 'instant'"), "1");
   EXPECT_EQ(db.Query("SELECT (start_ns - 1700000000000000000) || ',' || duration_ns || ',' || phase FROM spans_named "

@@ -66,12 +66,4 @@ TrackLayout LayoutTracks(const analysis::Model& model) {
   return layout;
 }
 
-std::string TrackName(const ThreadKey& thread, uint32_t lane) {
-  std::string name = thread.device >= 0
-                         ? "GPU " + std::to_string(thread.device) + " stream " + std::to_string(thread.tid)
-                         : "pid " + std::to_string(thread.pid) + " tid " + std::to_string(thread.tid);
-  if (lane > 0) name += " (overlap " + std::to_string(lane) + ")";
-  return name;
-}
-
 }  // namespace stepscope::exporting

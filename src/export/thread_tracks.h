@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "analysis/model.h"
@@ -42,9 +41,7 @@ struct TrackLayout {
 };
 
 // Assigns every event of `model` to its thread and every span to the lowest lane where it nests.
+// Track names: trace_names.h.
 TrackLayout LayoutTracks(const analysis::Model& model);
-
-// "GPU 0 stream 7", "pid 4211 tid 4215", with " (overlap N)" for lane N > 0.
-std::string TrackName(const ThreadKey& thread, uint32_t lane);
 
 }  // namespace stepscope::exporting

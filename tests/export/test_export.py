@@ -87,7 +87,10 @@ def test_chrome_trace_of_a_recorded_run(stepscope, recorded_run, tmp_path):
 
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
              if e["ph"] == "M" and e["name"] in ("process_name", "thread_name")}
-    assert names[(1, 0)] == "n1"
+    # Every process is named after its node, pid and program; system metrics have their own.
+    training = [name for (pid, tid), name in names.items() if tid == 0 and "· pid " in name]
+    assert len(training) == 1 and training[0].startswith("n1 · pid ") and "python" in training[0], names
+    assert "n1 · system metrics" in names.values()
     tracks = assert_slices_nest(trace)
     # The worker thread's prefetch spans are on their own thread, not an overlap track.
     prefetch_tracks = {(e["pid"], e["tid"]) for e in slices if e["name"] == "prefetch"}
@@ -95,6 +98,17 @@ def test_chrome_trace_of_a_recorded_run(stepscope, recorded_run, tmp_path):
     assert len(prefetch_tracks) == 1 and prefetch_tracks != matmul_tracks
     assert all(key in names for key in tracks)
     assert all("overlap" not in names[key] for key in prefetch_tracks | matmul_tracks)
+    assert {names[key] for key in matmul_tracks} == {"main thread"}
+    assert all(names[key].startswith("thread ") for key in prefetch_tracks)
+    # Each step links to what ran in it on the other thread: the prefetch spans it overlapped.
+    starts, finishes = assert_flows_paired(trace)
+    step_slices = {(e["pid"], e["tid"], e["ts"]) for e in slices if e["name"] == "Step:ModeKeys.TRAIN"}
+    step_flow_ids = [i for i, e in starts.items() if e["cat"] == "step_contents"]
+    assert step_flow_ids, "no step -> contents flows"
+    for flow_id in step_flow_ids:
+        assert (starts[flow_id]["pid"], starts[flow_id]["tid"], starts[flow_id]["ts"]) in step_slices
+    assert {(finishes[i]["pid"], finishes[i]["tid"]) for i in step_flow_ids} <= prefetch_tracks
+    assert "step flows" in result.stdout
     cpu_counters = {e["name"] for e in events if e["ph"] == "C" and e["name"].startswith("cpu/")}
     assert "cpu/cpu/CPUUtilization" in cpu_counters or any(n.startswith("cpu/cpu0/") for n in cpu_counters), cpu_counters
 
@@ -159,6 +173,49 @@ def test_default_paths_are_under_the_run(stepscope, recorded_run):
     assert os.path.isfile(run_dir / "export" / "csv" / "spans.csv")
 
 
+def test_a_step_range_exports_those_steps_and_what_ran_during_them(stepscope, recorded_run, tmp_path):
+    run_dir, _ = recorded_run
+    result = stepscope("export", run_dir, "--format", "chrome", "--steps", "2:3")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.splitlines()[0]
+    assert out.endswith(".steps-2-3.trace.json"), out  # the slice never replaces the whole export
+    assert "TRAIN steps 2 to 3:" in result.stdout
+    trace = load_trace(out)
+    assert trace["otherData"]["range"] == "TRAIN steps 2 to 3"
+    slices = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    steps = sorted(e["args"]["step"] for e in slices if e["name"] == "Step:ModeKeys.TRAIN")
+    assert steps == [2, 3]
+    assert sum(1 for e in slices if e["name"] == "matmul") == 2
+    origin = trace["otherData"]["time_origin_unix_ns"]
+    start = trace["otherData"]["range_start_unix_ns"] - origin
+    end = trace["otherData"]["range_end_unix_ns"] - origin
+    for event in slices:  # whole events, each overlapping the range
+        assert ns(event["ts"]) <= end and ns(event["ts"]) + ns(event["dur"]) >= start, event
+    assert_slices_nest(trace)
+    assert_flows_paired(trace)
+
+    timed = stepscope("export", run_dir, "--format", "chrome", "--from", "0s", "--to", "1ms", "-o", tmp_path / "t.json")
+    assert timed.returncode == 0, timed.stderr
+    assert "from 0s to 1ms:" in timed.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--format", "chrome", "--steps", "900:901"], "no TRAIN steps numbered 900 to 901; the run's TRAIN steps are numbered 0 to 5"),
+    (["--format", "chrome", "--steps", "3"], "is not A:B"),
+    (["--format", "chrome", "--from", "tomorrow"], "--from 'tomorrow' is not a time since the run's start"),
+    (["--format", "chrome", "--from", "5s", "--to", "1s"], "swap them"),
+    (["--format", "sqlite", "--steps", "1:2"], "sqlite and csv export the whole run"),
+])
+def test_a_bad_range_is_one_line_and_writes_nothing(stepscope, recorded_run, tmp_path, args, message):
+    run_dir, _ = recorded_run
+    out = tmp_path / "slice.out"
+    result = stepscope("export", run_dir, *args, "-o", out)
+    assert result.returncode == 1
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("stepscope export: ") and message in lines[0], result.stderr
+    assert not out.exists()
+
+
 # --- an imported Kineto trace with flows ---------------------------------------------------------
 
 def test_kineto_flows_are_paired_and_gpu_streams_are_threads(stepscope, kineto_run, tmp_path):
@@ -170,9 +227,17 @@ def test_kineto_flows_are_paired_and_gpu_streams_are_threads(stepscope, kineto_r
     starts, finishes = assert_flows_paired(trace)
     assert len(starts) > 0
     thread_names = [e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"]
-    assert any(name.startswith("GPU ") for name in thread_names), thread_names
+    assert any(name.startswith("stream ") for name in thread_names), thread_names
     process_names = [e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"]
-    assert process_names and all(name.startswith("rank") for name in process_names), process_names
+    assert process_names and all(name.startswith("rank-0 · ") for name in process_names), process_names
+    assert "rank-0 · GPU 0" in process_names
+    assert not [name for name in thread_names + process_names if "-" in name.split(" ")[-1]], \
+        "a track is named by a synthetic negative id instead of its text"
+    # GPU work sits in the GPU's process, host work in host processes.
+    gpu_pid = next(e["pid"] for e in trace["traceEvents"]
+                   if e["ph"] == "M" and e["name"] == "process_name" and e["args"]["name"] == "rank-0 · GPU 0")
+    assert {e["cat"] for e in trace["traceEvents"] if e["ph"] == "X" and e["pid"] == gpu_pid} <= \
+        {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync"}
     # Each flow end lies on a track and at a time where a slice starts (its binding slice).
     slice_starts = {(e["pid"], e["tid"], e["ts"]) for e in trace["traceEvents"] if e["ph"] == "X"}
     for event in list(starts.values()) + list(finishes.values()):

@@ -60,11 +60,14 @@ struct Node {
   std::vector<uint32_t> children;  // indices into the node vector
   std::vector<uint32_t> kernels;   // indices into the device vector
   int64_t device_ns = 0;
+  int64_t correlation = -1;        // a launch: the id of its ac2g flow, which its device work carries
 };
 
 struct Device {
   uint32_t file_index = 0;
   int64_t device = 0;
+  int64_t stream = 0;
+  int64_t correlation = -1;  // the ac2g flow that launched it
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   StringId name = 0;
@@ -250,6 +253,7 @@ StatusOr<OperatorsWindow> ConvertKinetoWindow(std::string_view name, simdjson::p
       Device device;
       device.file_index = i;
       device.device = event.device >= 0 ? event.device : 0;
+      device.stream = event.tid;
       device.start_ns = start_ns;
       device.end_ns = end_ns;
       device.name = event.name;
@@ -317,6 +321,9 @@ StatusOr<OperatorsWindow> ConvertKinetoWindow(std::string_view name, simdjson::p
       ++unattributed;
       continue;
     }
+    // The launch and its device work keep the flow's id, so a reader can draw launch -> kernel.
+    nodes[owner].correlation = flow.id;
+    devices[device].correlation = flow.id;
     int32_t op = owner;
     while (op != kNone && !nodes[op].is_operator) op = nodes[op].parent;
     nodes[op != kNone ? op : owner].kernels.push_back(static_cast<uint32_t>(device));
@@ -380,6 +387,7 @@ StatusOr<OperatorsWindow> ConvertKinetoWindow(std::string_view name, simdjson::p
     out.end_ns = node.end_ns;
     out.cpu_ns = cpu_ns;
     out.self_cpu_ns = FloorAtZero(self_cpu_ns);
+    out.correlation = node.correlation;
     if (input_dims != kEmptyString) {
       for (uint16_t a = 0; a < event.arg_count; ++a) {
         const EventArg& arg = file.args[event.first_arg + a];
@@ -417,7 +425,8 @@ StatusOr<OperatorsWindow> ConvertKinetoWindow(std::string_view name, simdjson::p
     row.self_device_ns += duration_ns;
     if (window.device_events.size() < max_events) {
       window.device_events.push_back(
-          WindowDeviceEvent{std::string(strings.String(device.name)), device.device, device.start_ns, device.end_ns});
+          WindowDeviceEvent{std::string(strings.String(device.name)), device.device, device.stream, device.start_ns,
+                            device.end_ns, device.correlation});
     }
   }
 

@@ -62,6 +62,7 @@ struct WindowHostEvent {
   int64_t cpu_ns = 0;
   int64_t self_cpu_ns = 0;
   std::string shapes_json = "[]";  // args "Input Dims", compact: "[[4,8],[16,8],[16]]"
+  int64_t correlation = -1;        // a runtime call that launched device work: the launch's id
   bool has_device_time = false;    // device_ns != 0 or kernels: the document's device fields
   int64_t device_ns = 0;
   int64_t self_device_ns = 0;
@@ -71,8 +72,10 @@ struct WindowHostEvent {
 struct WindowDeviceEvent {
   std::string name;
   int64_t device = 0;
+  int64_t stream = 0;
   int64_t start_ns = 0;  // Unix
   int64_t end_ns = 0;
+  int64_t correlation = -1;  // the launch's id (WindowHostEvent::correlation); -1 when unlinked
 };
 
 struct WindowOperatorRow {

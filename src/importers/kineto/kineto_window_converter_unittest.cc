@@ -275,6 +275,39 @@ TEST(KinetoWindowConverter, KernelsBelongToTheOperatorAroundTheirLaunch) {
   EXPECT_EQ(rand->device_ns, inside_ns);
 }
 
+TEST(KinetoWindowConverter, DeviceWorkKeepsItsStreamAndTheIdOfItsLaunch) {
+  // What a reader needs to draw launch -> kernel: the trace's kernels name their runtime call
+  // through args.correlation; the window keeps that id on both ends, and each device event's
+  // stream (its tid in the trace).
+  const CudaFacts facts = ReadCuda(kSimpleAdd);
+  std::map<int64_t, std::string> runtime_name;                      // correlation -> call
+  std::map<std::pair<int64_t, std::string>, int64_t> trace_stream;  // (correlation, kernel) -> stream
+  for (const json& event : facts.events) {
+    const std::string cat = event.value("cat", "");
+    if (!event.contains("args") || !event["args"].contains("correlation")) continue;
+    const int64_t correlation = event["args"]["correlation"];
+    if (cat == "cuda_runtime") runtime_name[correlation] = event["name"];
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      trace_stream[{correlation, event["name"]}] = event["tid"];
+    }
+  }
+  const OperatorsWindow window = ConvertOk(ReadText(kSimpleAdd));
+  std::map<int64_t, std::string> launch_of;
+  for (const WindowHostEvent& event : window.events) {
+    if (event.correlation >= 0) EXPECT_TRUE(launch_of.emplace(event.correlation, event.name).second);
+  }
+  int linked = 0;
+  for (const WindowDeviceEvent& device : window.device_events) {
+    if (device.correlation < 0) continue;
+    ++linked;
+    ASSERT_TRUE(launch_of.contains(device.correlation)) << device.name;
+    EXPECT_EQ(launch_of[device.correlation], runtime_name[device.correlation]) << device.name;
+    EXPECT_EQ(device.stream, (trace_stream[{device.correlation, device.name}])) << device.name;
+  }
+  EXPECT_EQ(linked, static_cast<int>(trace_stream.size()));
+  EXPECT_GT(linked, 20);
+}
+
 TEST(KinetoWindowConverter, KernelsGoWhereTorchsExternalIdSendsThem) {
   // In torch 2.x traces a kernel's args["External id"] is the id of the operator torch links it
   // to (its linked correlation id); the converter finds the same operator through the launch.
@@ -456,6 +489,34 @@ TEST(KinetoWindowWriter, WritesTheTraceForPerfettoAndHtaAndTheDocument) {
   auto added = AddOperatorsDocument(request.document_path, 0, builder);
   ASSERT_TRUE(added.ok()) << added.status().message();
   EXPECT_EQ(*added, 342u);
+}
+
+TEST(KinetoWindowWriter, TheRunLoaderDrawsLaunchToKernelFlowsFromTheDocument) {
+  TempDir dir;
+  KinetoWindowRequest request = Request(dir, ReadText(kSimpleAdd));
+  request.clock = {};
+  auto written = WriteKinetoWindow(request);
+  ASSERT_TRUE(written.ok()) << written.status().message();
+  ModelBuilder builder(ModelSource::kStepscope);
+  NodeFacts node;
+  node.name = "n1";
+  builder.AddNode(node);
+  ASSERT_TRUE(AddOperatorsDocument(request.document_path, 0, builder).ok());
+  const Model model = std::move(builder).Finish();
+  const OperatorsWindow window = ConvertOk(ReadText(kSimpleAdd));
+  int64_t linked = 0;
+  for (const WindowDeviceEvent& device : window.device_events) linked += device.correlation >= 0;
+  ASSERT_EQ(model.flows().size(), static_cast<size_t>(linked));
+  for (const Flow& flow : model.flows()) {
+    const FrameworkEvent& launch = model.events()[flow.from];
+    const FrameworkEvent& kernel = model.events()[flow.to];
+    EXPECT_EQ(model.String(flow.category), "ac2g");
+    EXPECT_EQ(launch.device, -1);
+    EXPECT_EQ(kernel.device, 0);
+    EXPECT_LE(launch.start_ns, kernel.start_ns);  // a launch precedes its kernel
+    EXPECT_EQ(model.FindArg(launch, "correlation")->int_value, flow.id);
+    EXPECT_EQ(model.FindArg(kernel, "correlation")->int_value, flow.id);
+  }
 }
 
 TEST(KinetoWindowWriter, KeepsTheRankTorchWrote) {

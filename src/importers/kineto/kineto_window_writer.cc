@@ -76,6 +76,10 @@ void AppendHostEvent(std::string& out, const WindowHostEvent& event) {
   AppendMember(out, "self_cpu_ns", event.self_cpu_ns);
   out += ",\"shapes\":";
   out += event.shapes_json;
+  if (event.correlation >= 0) {
+    out += ',';
+    AppendMember(out, "correlation", event.correlation);
+  }
   if (event.has_device_time) {
     out += ',';
     AppendMember(out, "device_ns", event.device_ns);
@@ -104,9 +108,15 @@ void AppendDeviceEvent(std::string& out, const WindowDeviceEvent& event) {
   out += ",\"device_type\":\"cuda\",";
   AppendMember(out, "device", event.device);
   out += ',';
+  AppendMember(out, "stream", event.stream);
+  out += ',';
   AppendMember(out, "start_ns", event.start_ns);
   out += ',';
   AppendMember(out, "end_ns", event.end_ns);
+  if (event.correlation >= 0) {
+    out += ',';
+    AppendMember(out, "correlation", event.correlation);
+  }
   out += '}';
 }
 

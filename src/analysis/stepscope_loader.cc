@@ -19,17 +19,6 @@ namespace {
 
 constexpr std::string_view kDamagedRunData = "damaged_run_data";
 
-// "cpu12" -> 12 for prefix "cpu"; -1 when not a device name.
-int DeviceIndex(std::string_view name, std::string_view prefix) {
-  if (!name.starts_with(prefix) || name.size() == prefix.size() || name.size() - prefix.size() > 6) return -1;
-  int index = 0;
-  for (char c : name.substr(prefix.size())) {
-    if (c < '0' || c > '9') return -1;
-    index = index * 10 + (c - '0');
-  }
-  return index;
-}
-
 // What a node's manifest says about its hardware; the samples fill what it does not say.
 NodeFacts FactsFromNode(const RecordedNode& node) {
   NodeFacts facts;

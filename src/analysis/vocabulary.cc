@@ -36,20 +36,21 @@ constexpr std::array<DeviceMetric, 4> kDeviceMetrics = {{
     {"gpu", "memory_used_pct", "GPUMemoryUtilization"},
 }};
 
-// "cpu12" with prefix "cpu": true. "cpu", "cpux", "total": false.
-bool IsDeviceName(std::string_view name, std::string_view prefix) {
-  if (!name.starts_with(prefix) || name.size() == prefix.size()) return false;
-  for (char c : name.substr(prefix.size())) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
-
 SeriesKey StepscopeKey(std::string_view metric) {
   return SeriesKey{std::string(kStepscopeSeriesType), std::string(metric), ""};
 }
 
 }  // namespace
+
+int DeviceIndex(std::string_view name, std::string_view prefix) {
+  if (!name.starts_with(prefix) || name.size() == prefix.size() || name.size() - prefix.size() > 6) return -1;
+  int index = 0;
+  for (char c : name.substr(prefix.size())) {
+    if (c < '0' || c > '9') return -1;
+    index = index * 10 + (c - '0');
+  }
+  return index;
+}
 
 SeriesKey SeriesKeyForMetric(std::string_view metric) {
   for (const FixedMetric& fixed : kFixedMetrics) {
@@ -68,7 +69,7 @@ SeriesKey SeriesKeyForMetric(std::string_view metric) {
   const std::string_view device = metric.substr(first + 1, second - first - 1);
   const std::string_view leaf = metric.substr(second + 1);
   for (const DeviceMetric& entry : kDeviceMetrics) {
-    if (entry.type == type && entry.leaf == leaf && IsDeviceName(device, entry.type)) {
+    if (entry.type == type && entry.leaf == leaf && DeviceIndex(device, entry.type) >= 0) {
       return SeriesKey{std::string(type), std::string(device), std::string(entry.dimension)};
     }
   }
@@ -86,7 +87,7 @@ std::string MetricForSeriesKey(std::string_view type, std::string_view name, std
     if (fixed.type == type && fixed.name == name && fixed.dimension == dimension) return std::string(fixed.metric);
   }
   for (const DeviceMetric& entry : kDeviceMetrics) {
-    if (entry.type == type && entry.dimension == dimension && IsDeviceName(name, entry.type)) {
+    if (entry.type == type && entry.dimension == dimension && DeviceIndex(name, entry.type) >= 0) {
       std::string metric(type);
       metric.append("/").append(name).append("/").append(entry.leaf);
       return metric;

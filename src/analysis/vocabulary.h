@@ -39,6 +39,10 @@ SeriesKey SeriesKeyForMetric(std::string_view metric);
 // that key (for example a SageMaker-only series of an imported run).
 std::string MetricForSeriesKey(std::string_view type, std::string_view name, std::string_view dimension);
 
+// "cpu12" -> 12 for prefix "cpu"; -1 when `name` is not the prefix followed by at most six
+// digits ("cpu", "cpux", "total"). Device series are named so in the store and in SageMaker data.
+int DeviceIndex(std::string_view name, std::string_view prefix);
+
 // Whether an event name is one stepscope records about itself: DetailWindow:<kind>,
 // DetailWindowStop, DetailWindowWrite, Lifecycle:*, Control.
 bool IsStepscopeOwnEventName(std::string_view name);

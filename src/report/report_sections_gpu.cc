@@ -2,25 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <tuple>
 #include <vector>
 
 #include "analysis/numerics.h"
+#include "analysis/vocabulary.h"
 #include "report/report_model_series.h"
 
 namespace stepscope::report {
-namespace {
-
-// "gpu3" -> 3; -1 for names without a number.
-int GpuIndex(std::string_view name) {
-  size_t digits = name.size();
-  while (digits > 0 && name[digits - 1] >= '0' && name[digits - 1] <= '9') --digits;
-  if (digits == name.size() || name.size() - digits > 9) return -1;
-  return std::atoi(std::string(name.substr(digits)).c_str());
-}
-
-}  // namespace
 
 nlohmann::json BuildGpuSection(const ReportContext& context, std::string_view dimension) {
   const analysis::Model& model = *context.model;
@@ -28,7 +17,7 @@ nlohmann::json BuildGpuSection(const ReportContext& context, std::string_view di
   for (const analysis::SystemSeries& series : model.series()) {
     if (model.String(series.type) != "gpu" || model.String(series.dimension) != dimension) continue;
     if (series.value.empty()) continue;
-    gpus.emplace_back(series.node, GpuIndex(model.String(series.name)), &series);
+    gpus.emplace_back(series.node, analysis::DeviceIndex(model.String(series.name), "gpu"), &series);
   }
   if (gpus.empty()) {
     const char* what = dimension == "GPUUtilization" ? "utilization" : "memory utilization";

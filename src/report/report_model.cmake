@@ -6,13 +6,16 @@ add_library(stepscope_report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/report_model.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_model_context.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_model_series.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_rule_charts.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_detail.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_gpu.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_sections_heatmap.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_job.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_overhead.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_rules.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_steps.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_verdict.cc
+  ${CMAKE_CURRENT_LIST_DIR}/phase_display_names.cc
   ${CMAKE_CURRENT_LIST_DIR}/python_profile_tables.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_info.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_report.cc
@@ -25,5 +28,6 @@ target_link_libraries(stepscope_report PUBLIC stepscope::rules stepscope::analys
 stepscope_add_unittest(report_model_unittests
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/report_model_series_unittest.cc
+    ${CMAKE_CURRENT_LIST_DIR}/report_rule_charts_unittest.cc
     ${CMAKE_CURRENT_LIST_DIR}/report_sections_unittest.cc
   LIBS stepscope::report)

@@ -11,6 +11,7 @@
 
 #include "analysis/job_timeline.h"
 #include "report/report_model_series.h"
+#include "report/report_sections_heatmap.h"
 #include "base/json_fields.h"
 
 namespace stepscope::report {
@@ -231,7 +232,10 @@ nlohmann::json BuildSystemUsage(const ReportContext& context) {
     return Unavailable("No system metric was recorded (" + SourceDescription(model) +
                        "): the system sampler was off or its streams are missing.");
   }
-  return {{"available", true}, {"nodes", std::move(nodes)}, {"timeline", std::move(timeline)}};
+  return {{"available", true},
+          {"nodes", std::move(nodes)},
+          {"timeline", std::move(timeline)},
+          {"heatmap", BuildUtilizationHeatmap(context)}};
 }
 
 }  // namespace stepscope::report

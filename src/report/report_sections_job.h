@@ -1,6 +1,7 @@
 // The report model's job-level sections (docs/report-model.md): "run" (what ran, where, how it
 // ended), "job_summary" (initialization / training loop / finalization) and "system_usage"
-// (OverallSystemUsage's per-node statistics plus the node-wide timelines from the model).
+// (OverallSystemUsage's per-node statistics plus the node-wide timelines from the model and the
+// utilization heatmap of every core and GPU, report_sections_heatmap.h).
 // Called by BuildReportModel; pure over the context.
 #pragma once
 

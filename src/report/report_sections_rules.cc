@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "analysis/numerics.h"
+#include "report/phase_display_names.h"
 #include "report/report_model_series.h"
+#include "report/report_rule_charts.h"
 #include "base/json_fields.h"
 
 namespace stepscope::report {
@@ -89,6 +91,7 @@ void AddBottleneckSummary(const ReportContext& context, const char* rule, const 
                   offsets_s.front(), offsets_s.back());
   }
   nlohmann::json summary = {{"snapshots", count}, {"datapoints", datapoints}, {"sentence", sentence}};
+  summary.update(BottleneckCauses(details));
   if (count > 0) {
     // Over the whole job, so the band lines up with the utilization charts' time axis.
     const double job_s = std::max(static_cast<double>(context.end_ns - context.start_ns) / 1e9, offsets_s.back());
@@ -165,7 +168,15 @@ nlohmann::json BuildFindings(const ReportContext& context) {
       }
       const nlohmann::json evidence = JsonArray(finding, "evidence");
       nlohmann::json kept = nlohmann::json::array();
-      for (size_t i = 0; i < evidence.size() && i < kMaxEvidencePerFinding; ++i) kept.push_back(evidence[i]);
+      for (size_t i = 0; i < evidence.size() && i < kMaxEvidencePerFinding; ++i) {
+        kept.push_back(evidence[i]);
+        // Framework phases in the activity read as the framework section names them.
+        nlohmann::json& item = kept.back();
+        if (!item.is_object() || !item.contains("top_activity") || !item["top_activity"].is_array()) continue;
+        for (nlohmann::json& activity : item["top_activity"]) {
+          if (JsonString(activity, "kind") == "phase") activity["name"] = PhaseDisplayName(JsonString(activity, "name"));
+        }
+      }
       out["evidence"] = std::move(kept);
       out["evidence_total"] = evidence.size();
       findings.push_back(std::move(out));
@@ -193,6 +204,9 @@ void AddRuleDetailSections(const ReportContext& context, nlohmann::json& documen
       : context.Rule("LoadBalancing") != nullptr && !HasWorkloadsToCompare(context.Details("LoadBalancing"))
           ? Unavailable(one_gpu)
           : DetailsSection(context, "LoadBalancing", one_gpu);
+  if (JsonBool(document["workload_balancing"], "available", false)) {
+    document["workload_balancing"]["histograms"] = WorkloadHistograms(context.Details("LoadBalancing"));
+  }
 
   const bool has_dataloader = context.Rule("Dataloader") != nullptr, has_starvation = context.Rule("DataloaderStarvation") != nullptr;
   const nlohmann::json dataloader = context.Details("Dataloader"), starvation = context.Details("DataloaderStarvation");
@@ -210,6 +224,10 @@ void AddRuleDetailSections(const ReportContext& context, nlohmann::json& documen
   document["batch_size"] =
       gpus ? DetailsSection(context, "BatchSize", "BatchSize needs GPU and GPU memory utilization together on a node.")
            : Unavailable("The batch-size check looks for idle GPUs with free memory, and " + no_gpu + ".");
+  if (JsonBool(document["batch_size"], "available", false)) {
+    const nlohmann::json boxes = BatchSizeBoxes(context.Details("BatchSize"), context.start_ns);
+    if (!boxes.is_null()) document["batch_size"].update(boxes);
+  }
   document["cpu_bottlenecks"] =
       gpus ? DetailsSection(context, "CPUBottleneck", "CPUBottleneck saw no system snapshot to count.")
            : Unavailable("A CPU bottleneck is a GPU left idle by a busy CPU, and " + no_gpu + ".");

@@ -2,7 +2,8 @@
 // Details), "findings" (every rule's findings, most severe and most costly first) and the
 // SageMaker report sections that are a rule's Details: workload_balancing (LoadBalancing),
 // data_loading (Dataloader, DataloaderStarvation), batch_size, cpu_bottlenecks, io_bottlenecks,
-// step_time_breakdown. Called by BuildReportModel; pure over the context.
+// step_time_breakdown, with the chart data drawn from those Details (report_rule_charts.h).
+// Called by BuildReportModel; pure over the context.
 #pragma once
 
 #include <cstddef>

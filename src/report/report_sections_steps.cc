@@ -1,7 +1,9 @@
 #include "report/report_sections_steps.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -12,12 +14,16 @@
 #include "analysis/step_times.h"
 #include "analysis/vocabulary.h"
 #include "base/json_fields.h"
+#include "report/phase_display_names.h"
 #include "report/report_model_series.h"
 #include "rules/rank_step_times.h"
 
 namespace stepscope::report {
 namespace {
 
+
+// The phase of a DataLoader worker's batch fetch (analysis/vocabulary.h PhaseForEventName).
+constexpr std::string_view kDataLoaderWorkerPhase = "DataLoaderWorker";
 
 struct Total {
   int64_t ns = 0;       // inclusive: what ran inside an operator counts in it too
@@ -77,10 +83,25 @@ nlohmann::json OperatorRows(const analysis::Model& model, const std::unordered_m
   return out;
 }
 
+// DataLoader worker processes: (node, pid) of every process with a DataLoaderWorker span and no
+// step of its own (a training process that loads in-process, num_workers=0, stays a trainer).
+std::set<std::pair<uint32_t, int32_t>> DataLoaderWorkerProcesses(const analysis::Model& model) {
+  const analysis::StringId worker_phase = model.FindString(kDataLoaderWorkerPhase);
+  std::set<std::pair<uint32_t, int32_t>> workers, trainers;
+  if (worker_phase == analysis::kEmptyString) return workers;
+  for (const analysis::FrameworkEvent& event : model.events()) {
+    if (event.kind != analysis::EventKind::kSpan) continue;
+    if (event.phase == worker_phase) workers.emplace(event.node, event.pid);
+    else if (model.StepPhaseOf(event) != analysis::StepPhase::kNone) trainers.emplace(event.node, event.pid);
+  }
+  for (const auto& trainer : trainers) workers.erase(trainer);
+  return workers;
+}
+
 // Per rank and step phase on every node that ran several ranks (rules/rank_step_times.h).
-nlohmann::json RankRows(const analysis::Model& model) {
+nlohmann::json RankRows(const analysis::Model& model, const std::vector<rules::RankStepTimes>& ranks) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const rules::RankStepTimes& rank : rules::CollectRankStepTimes(model)) {
+  for (const rules::RankStepTimes& rank : ranks) {
     rows.push_back({{"node", model.nodes()[rank.node].name},
                     {"rank", rank.rank},
                     {"local_rank", rank.local_rank},
@@ -100,6 +121,67 @@ nlohmann::json RankRows(const analysis::Model& model) {
   return rows;
 }
 
+
+// One series of the shared step-duration histogram: a node's steps of one phase, or one rank's
+// on a node that ran several.
+struct DurationSeries {
+  std::string label;
+  std::string node;
+  std::string phase;
+  int32_t rank = -1;
+  const std::vector<double>* duration_ms = nullptr;
+};
+
+// SageMaker's step-duration chart: one histogram, a series per node (per rank where a node ran
+// several), all on the same bin edges so the bars line up and a legend click compares them.
+// Equal bins from the smallest to the largest duration of any series.
+nlohmann::json SharedHistogram(const std::vector<DurationSeries>& series) {
+  std::vector<double> all;
+  for (const DurationSeries& s : series) all.insert(all.end(), s.duration_ms->begin(), s.duration_ms->end());
+  std::vector<double> edges = analysis::EqualBinHistogram(all, kStepHistogramBins).edges;
+  // Rounded before counting, so the counts are those of the edges the document carries; the
+  // outer edges outwards, so the shortest and the longest step stay inside.
+  const double first = std::floor(edges.front() * 1e4) / 1e4, last = std::ceil(edges.back() * 1e4) / 1e4;
+  for (double& edge : edges) edge = RoundForChart(edge);
+  edges.front() = first;
+  edges.back() = last;
+  nlohmann::json out = nlohmann::json::array();
+  for (const DurationSeries& s : series) {
+    nlohmann::json counts = nlohmann::json::array();
+    for (double count : analysis::EdgeHistogram(*s.duration_ms, edges).counts) counts.push_back(static_cast<int64_t>(count));
+    out.push_back({{"label", s.label},
+                   {"node", s.node},
+                   {"phase", s.phase},
+                   {"rank", s.rank >= 0 ? nlohmann::json(s.rank) : nlohmann::json()},
+                   {"counts", std::move(counts)}});
+  }
+  return {{"bin_edges_ms", edges}, {"series", std::move(out)}};
+}
+
+// StepOutlier's outlier steps with their durations, so the page marks them on the per-step line
+// even where downsampling dropped them from it. A step number that several ranks ran is marked
+// at its longest duration, the one that stood out.
+nlohmann::json OutlierPoints(const nlohmann::json& outliers, const std::vector<int64_t>& steps,
+                             const std::vector<double>& duration_ms) {
+  std::unordered_map<int64_t, double> longest_ms;
+  for (const nlohmann::json& step : outliers) {
+    if (step.is_number_integer()) longest_ms.emplace(step.get<int64_t>(), -1.0);
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    auto it = longest_ms.find(steps[i]);
+    if (it != longest_ms.end()) it->second = std::max(it->second, duration_ms[i]);
+  }
+  nlohmann::json point_steps = nlohmann::json::array(), point_ms = nlohmann::json::array();
+  for (size_t i = 0; i < outliers.size() && point_steps.size() < kMaxPointsPerSeries; ++i) {
+    if (!outliers[i].is_number_integer()) continue;
+    const double ms = longest_ms.at(outliers[i].get<int64_t>());
+    if (ms < 0) continue;  // a step left out of the statistics (a detail window ran in it)
+    point_steps.push_back(outliers[i]);
+    point_ms.push_back(RoundForChart(ms));
+  }
+  return {{"step", std::move(point_steps)}, {"duration_ms", std::move(point_ms)}};
+}
+
 }  // namespace
 
 nlohmann::json BuildFrameworkSection(const ReportContext& context) {
@@ -116,6 +198,10 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
   std::vector<std::pair<Total*, size_t>> operator_spans;
   int64_t first_step_ns = INT64_MAX, last_step_end_ns = INT64_MIN, all_steps_ns = 0;
   size_t counted = 0;
+  // DataLoader workers run beside the training processes: their busy time overlaps the loop's
+  // wall time, so it is kept apart from the general phases instead of added to them.
+  const std::set<std::pair<uint32_t, int32_t>> workers = DataLoaderWorkerProcesses(model);
+  std::map<std::string, int64_t> worker_ns;  // by display name
   for (const analysis::FrameworkEvent& event : model.events()) {
     if (event.kind != analysis::EventKind::kSpan) continue;
     auto [it, inserted] = bucket_of.try_emplace(event.phase, Bucket::kGeneral);
@@ -147,7 +233,10 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
         last_step_end_ns = std::max(last_step_end_ns, event.end_ns);
         break;
       }
-      case Bucket::kGeneral: general_ns[event.phase] += duration_ns; break;
+      case Bucket::kGeneral:
+        if (workers.contains({event.node, event.pid})) worker_ns[PhaseDisplayName(model.String(event.phase))] += duration_ns;
+        else general_ns[event.phase] += duration_ns;
+        break;
       case Bucket::kSkip: continue;
     }
     ++counted;
@@ -164,18 +253,29 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
   phases["others_s"] = first_step_ns <= last_step_end_ns
                            ? std::max(0.0, NsToS(last_step_end_ns - first_step_ns - all_steps_ns))
                            : 0.0;
-  std::vector<std::pair<std::string_view, int64_t>> general_rows;
-  for (const auto& [phase, ns] : general_ns) general_rows.emplace_back(model.String(phase), ns);
+  // By readable name: two phases may share one ("cuda_runtime" and "cat:cuda_runtime"), their
+  // times add up.
+  std::map<std::string, int64_t> general_by_name;
+  for (const auto& [phase, ns] : general_ns) general_by_name[PhaseDisplayName(model.String(phase))] += ns;
+  std::vector<std::pair<std::string, int64_t>> general_rows(general_by_name.begin(), general_by_name.end());
   std::sort(general_rows.begin(), general_rows.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
   nlohmann::json general = nlohmann::json::object();
   for (size_t i = 0; i < general_rows.size() && i < kMaxTableRows; ++i) {
-    general[std::string(general_rows[i].first)] = NsToS(general_rows[i].second);
+    general[general_rows[i].first] = NsToS(general_rows[i].second);
+  }
+  int64_t all_worker_ns = 0;
+  nlohmann::json worker_phases = nlohmann::json::object();
+  for (const auto& [name, ns] : worker_ns) {
+    worker_phases[name] = NsToS(ns);
+    all_worker_ns += ns;
   }
   return {{"available", true},
           {"phases", std::move(phases)},
           {"general", std::move(general)},
+          {"workers",
+           {{"processes", workers.size()}, {"busy_s", NsToS(all_worker_ns)}, {"phases", std::move(worker_phases)}}},
           {"cpu_operators", OperatorRows(model, cpu)},
           {"gpu_operators", OperatorRows(model, gpu)}};
 }
@@ -188,6 +288,8 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
                        "): mark steps with stepscope.step() or the torch integration.");
   }
   const nlohmann::json outliers_by_node = JsonObject(context.Details("StepOutlier"), "step_details");
+  const std::vector<rules::RankStepTimes> rank_times = rules::CollectRankStepTimes(model);
+  std::vector<DurationSeries> histogram_series;
   nlohmann::json nodes = nlohmann::json::array();
   for (const analysis::StepTimeGroup& group : groups) {
     // Steps stepscope's detail windows ran in are left out of the statistics (the summary does
@@ -202,12 +304,17 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
     for (uint32_t index : group.measured) steps.push_back(model.events()[index].step);
     std::vector<double> sorted = duration_ms;
     std::sort(sorted.begin(), sorted.end());
-    const analysis::Histogram histogram = analysis::EqualBinHistogram(duration_ms, kStepHistogramBins);
-    nlohmann::json counts = nlohmann::json::array();
-    for (double count : histogram.counts) counts.push_back(static_cast<int64_t>(count));
     const nlohmann::json outliers = JsonArray(
         JsonObject(JsonObject(outliers_by_node, node.c_str()), std::string(full_phase).c_str()),
         "step_numbers");
+    bool per_rank = false;
+    for (const rules::RankStepTimes& rank : rank_times) {
+      if (rank.node != group.node || rank.phase != phase) continue;
+      per_rank = true;
+      histogram_series.push_back({node + " · rank " + std::to_string(rank.rank) + " · " + std::string(phase), node,
+                                  std::string(phase), rank.rank, &rank.step_ms});
+    }
+    if (!per_rank) histogram_series.push_back({node + " · " + std::string(phase), node, std::string(phase), -1, &duration_ms});
 
     const std::vector<size_t> kept = MinMaxDownsample(duration_ms, kMaxPointsPerSeries);
     nlohmann::json series_steps = nlohmann::json::array(), series_ms = nlohmann::json::array();
@@ -230,17 +337,22 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
                      {"max_ms", sorted.back()},
                      {"outliers", std::move(bounded_outliers)},
                      {"outliers_total", outliers.size()},
-                     {"histogram", {{"bin_edges_ms", histogram.edges}, {"counts", std::move(counts)}}},
+                     {"outlier_points", OutlierPoints(outliers, steps, duration_ms)},
                      {"series",
                       {{"step", std::move(series_steps)},
                        {"duration_ms", std::move(series_ms)},
                        {"downsampled", kept.size() < duration_ms.size()},
                        {"original_points", duration_ms.size()}}}});
   }
-  nlohmann::json ranks = RankRows(model);
+  nlohmann::json histogram = SharedHistogram(histogram_series);
+  nlohmann::json ranks = RankRows(model, rank_times);
   const size_t ranks_total = ranks.size();
   if (ranks.size() > kMaxTableRows) ranks.erase(ranks.begin() + kMaxTableRows, ranks.end());
-  return {{"available", true}, {"nodes", std::move(nodes)}, {"ranks", std::move(ranks)}, {"ranks_total", ranks_total}};
+  return {{"available", true},
+          {"nodes", std::move(nodes)},
+          {"histogram", std::move(histogram)},
+          {"ranks", std::move(ranks)},
+          {"ranks_total", ranks_total}};
 }
 
 }  // namespace stepscope::report

@@ -3,6 +3,8 @@
 // cannot fill.
 #include <cmath>
 #include <map>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -142,14 +144,22 @@ TEST(StepsSectionTest, ExactStatisticsHistogramAndOutliers) {
   EXPECT_DOUBLE_EQ(train["p99_ms"].get<double>(), 97.6);
   EXPECT_DOUBLE_EQ(train["max_ms"].get<double>(), 100.0);
   EXPECT_EQ(train["outliers"], nlohmann::json::parse("[4]"));
-  const nlohmann::json& histogram = train["histogram"];
-  ASSERT_EQ(histogram["counts"].size(), 50u);
+  // The outlier with its duration, for the per-step line.
+  EXPECT_EQ(train["outlier_points"]["step"], nlohmann::json::parse("[4]"));
+  EXPECT_EQ(train["outlier_points"]["duration_ms"], nlohmann::json::parse("[100.0]"));
+  // One node, one phase: the shared histogram has one series.
+  const nlohmann::json& histogram = steps["histogram"];
+  ASSERT_EQ(histogram["series"].size(), 1u);
+  EXPECT_EQ(histogram["series"][0]["label"], "n0 · TRAIN");
+  EXPECT_EQ(histogram["series"][0]["rank"], nullptr);
+  const nlohmann::json& counts = histogram["series"][0]["counts"];
+  ASSERT_EQ(counts.size(), 50u);
   ASSERT_EQ(histogram["bin_edges_ms"].size(), 51u);
   EXPECT_DOUBLE_EQ(histogram["bin_edges_ms"][0].get<double>(), 10.0);
   EXPECT_DOUBLE_EQ(histogram["bin_edges_ms"][50].get<double>(), 100.0);
-  for (int bin : {0, 5, 11, 16, 49}) EXPECT_EQ(histogram["counts"][bin], 1) << "bin " << bin;
+  for (int bin : {0, 5, 11, 16, 49}) EXPECT_EQ(counts[bin], 1) << "bin " << bin;
   int64_t total = 0;
-  for (const auto& count : histogram["counts"]) total += count.get<int64_t>();
+  for (const auto& count : counts) total += count.get<int64_t>();
   EXPECT_EQ(total, 5);
   EXPECT_EQ(train["series"]["step"], nlohmann::json::parse("[0, 1, 2, 3, 4]"));
   EXPECT_EQ(train["series"]["duration_ms"], nlohmann::json::parse("[10.0, 20.0, 30.0, 40.0, 100.0]"));
@@ -157,6 +167,41 @@ TEST(StepsSectionTest, ExactStatisticsHistogramAndOutliers) {
   // One process, no ranks: no per-rank rows.
   EXPECT_EQ(steps["ranks"], nlohmann::json::array());
   EXPECT_EQ(steps["ranks_total"], 0);
+}
+
+TEST(StepsSectionTest, OneHistogramOnSharedBinEdgesWithASeriesPerNode) {
+  // Node a: TRAIN steps of 10 and 20 ms; node b: 30 and 110 ms. One set of edges spans 10..110.
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  const uint32_t a = builder.AddNode(analysis::NodeFacts{.name = "a"});
+  const uint32_t b = builder.AddNode(analysis::NodeFacts{.name = "b"});
+  const std::pair<uint32_t, int64_t> steps[] = {{a, 10}, {a, 20}, {b, 30}, {b, 110}};
+  for (int i = 0; i < 4; ++i) {
+    analysis::FrameworkEvent step;
+    step.node = steps[i].first;
+    step.start_ns = kBaseNs + i * kS;
+    step.end_ns = step.start_ns + steps[i].second * kMs;
+    step.step = i % 2;
+    step.phase = step.name = builder.Intern("Step:ModeKeys.TRAIN");
+    builder.AddEvent(step);
+  }
+  Fixture f{std::move(builder).Finish()};
+  const nlohmann::json histogram = BuildStepsSection(f.Context())["histogram"];
+  ASSERT_EQ(histogram["bin_edges_ms"].size(), 51u);
+  EXPECT_DOUBLE_EQ(histogram["bin_edges_ms"][0].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(histogram["bin_edges_ms"][50].get<double>(), 110.0);
+  ASSERT_EQ(histogram["series"].size(), 2u);
+  EXPECT_EQ(histogram["series"][0]["label"], "a · TRAIN");
+  EXPECT_EQ(histogram["series"][1]["label"], "b · TRAIN");
+  // 2 ms bins from 10 ms: 10 -> bin 0, 20 -> bin 5, 30 -> bin 10, 110 -> the last bin (closed).
+  const auto bins_of = [](const nlohmann::json& counts) {
+    std::vector<int> bins;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      for (int64_t k = 0; k < counts[i].get<int64_t>(); ++k) bins.push_back(static_cast<int>(i));
+    }
+    return bins;
+  };
+  EXPECT_EQ(bins_of(histogram["series"][0]["counts"]), (std::vector<int>{0, 5}));
+  EXPECT_EQ(bins_of(histogram["series"][1]["counts"]), (std::vector<int>{10, 49}));
 }
 
 // torchrun --nproc-per-node 2 on node "n": ranks 0 and 1 (pids 20, 21) with steps of 40 ms, rank 0
@@ -198,6 +243,11 @@ TEST(StepsSectionTest, NodesWithSeveralRanksGetPerRankRows) {
   const nlohmann::json steps = BuildStepsSection(f.Context());
   ASSERT_EQ(steps["nodes"].size(), 1u);
   EXPECT_EQ(steps["nodes"][0]["count"], 6);  // the node's row pools its ranks
+  // The histogram has a series per rank instead of the pooled node.
+  const nlohmann::json& series = steps["histogram"]["series"];
+  ASSERT_EQ(series.size(), 2u);
+  EXPECT_EQ(series[0]["label"], "n · rank 0 · TRAIN");
+  EXPECT_EQ(series[1]["rank"], 1);
   ASSERT_EQ(steps["ranks"].size(), 2u);
   EXPECT_EQ(steps["ranks_total"], 2);
   const nlohmann::json& rank0 = steps["ranks"][0];
@@ -266,6 +316,35 @@ TEST(FrameworkSectionTest, OptimizerStepIsFrameworkTimeInsideTheStepsNotASecondS
   EXPECT_DOUBLE_EQ(framework["general"]["OptimizerStep"].get<double>(), 0.04);
 }
 
+TEST(FrameworkSectionTest, WorkerProcessTimeIsKeptApartAndKinetoCategoriesReadable) {
+  // pid 1 trains (a step, 100 ms of CUDA runtime calls); pid 2, its DataLoader worker, is busy
+  // 300 ms fetching batches in parallel: more than the loop's wall time, never added to it.
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  const uint32_t node = builder.AddNode(analysis::NodeFacts{.name = "n0"});
+  auto span = [&](int32_t pid, const char* phase, int64_t start_ms, int64_t duration_ms, int64_t step = -1) {
+    analysis::FrameworkEvent event;
+    event.node = node;
+    event.pid = pid;
+    event.phase = event.name = builder.Intern(phase);
+    event.start_ns = kBaseNs + start_ms * kMs;
+    event.end_ns = event.start_ns + duration_ms * kMs;
+    event.step = step;
+    builder.AddEvent(event);
+  };
+  span(1, "Step:ModeKeys.TRAIN", 0, 200, 0);
+  span(1, "cuda_runtime", 10, 60);
+  span(1, "cat:cuda_runtime", 100, 40);
+  span(2, "DataLoaderWorker", 0, 150);
+  span(2, "DataLoaderWorker", 20, 150);
+  Fixture f{std::move(builder).Finish()};
+  const nlohmann::json framework = BuildFrameworkSection(f.Context());
+  EXPECT_EQ(framework["general"], nlohmann::json::parse(R"({"CUDA runtime": 0.1})"));
+  EXPECT_EQ(framework["workers"]["processes"], 1);
+  EXPECT_DOUBLE_EQ(framework["workers"]["busy_s"].get<double>(), 0.3);
+  EXPECT_DOUBLE_EQ(framework["workers"]["phases"]["DataLoaderWorker"].get<double>(), 0.3);
+  EXPECT_DOUBLE_EQ(framework["phases"]["TRAIN_s"].get<double>(), 0.2);
+}
+
 TEST(SystemUsageTest, RuleStatisticsPerNodeAndTheCpuTotalTimeline) {
   Fixture f{SmallModel()};
   f.rules = nlohmann::json::parse(R"({"rules": [{"Rule": "OverallSystemUsage", "Details": {"CPU": {"n0":
@@ -281,6 +360,37 @@ TEST(SystemUsageTest, RuleStatisticsPerNodeAndTheCpuTotalTimeline) {
   EXPECT_EQ(usage["timeline"][0]["metric"], "cpu/total/util_pct");
   EXPECT_EQ(usage["timeline"][0]["t_s"], nlohmann::json::parse("[0.0, 1.0, 3.0]"));
   EXPECT_EQ(usage["timeline"][0]["values"], nlohmann::json::parse("[20.0, 30.0, 40.0]"));
+}
+
+TEST(SystemUsageTest, HeatmapHasARowPerCoreAndGpuAndAColumnPerTimeBucket) {
+  // cpu0/cpu1 at 0, 1 and 3 s; gpu0 every 100 ms from 0 to 1 s (11 samples: 11 columns).
+  Fixture f{SmallModel(analysis::ModelSource::kStepscope, /*gpu=*/true)};
+  const nlohmann::json heatmap = BuildSystemUsage(f.Context())["heatmap"];
+  ASSERT_TRUE(heatmap.is_object());
+  EXPECT_EQ(heatmap["columns"], 11);
+  EXPECT_EQ(heatmap["rows_total"], 3);
+  const int64_t bucket_ns = (3 * kS + 10) / 11;  // the 3 s job in 11 columns, rounded up
+  EXPECT_DOUBLE_EQ(heatmap["bucket_s"].get<double>(), static_cast<double>(bucket_ns) / 1e9);
+  ASSERT_EQ(heatmap["rows"].size(), 3u);
+  EXPECT_EQ(heatmap["rows"][0]["device"], "cpu0");
+  EXPECT_EQ(heatmap["rows"][0]["kind"], "CPU");
+  EXPECT_EQ(heatmap["rows"][2]["device"], "gpu0");
+  EXPECT_EQ(heatmap["rows"][2]["kind"], "GPU");
+  // cpu0: 10 % at 0 s (column 0), 20 % at 1 s (column 3), 30 % at the job's end (the last column).
+  const nlohmann::json null;
+  EXPECT_EQ(heatmap["rows"][0]["values"],
+            nlohmann::json::array({10, null, null, 20, null, null, null, null, null, null, 30}));
+  // gpu0: 0..100 % in 10 % steps, averaged per 273 ms column: (0+10+20)/3, (30+40+50)/3, ...
+  EXPECT_EQ(heatmap["rows"][2]["values"],
+            nlohmann::json::array({10, 40, 70, 95, null, null, null, null, null, null, null}));
+}
+
+TEST(SystemUsageTest, NoCoreOrGpuSeriesMeansNoHeatmap) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  const uint32_t node = builder.AddNode(analysis::NodeFacts{.name = "n0"});
+  builder.AddSample(builder.SeriesFor(node, "memory", "MemoryUsedPercent", ""), kBaseNs, 40);
+  Fixture f{std::move(builder).Finish()};
+  EXPECT_TRUE(BuildSystemUsage(f.Context())["heatmap"].is_null());
 }
 
 TEST(GpuSectionTest, PercentilesPerGpu) {

@@ -107,6 +107,8 @@ try {
       canvases: s.querySelectorAll("canvas").length,
       text: s.innerText,
       notes: [...s.querySelectorAll("p.downsampled")].map((p) => p.textContent),
+      // What details.ts renders for a rule's raw Details: key/value tables, nested boxes, JSON.
+      dumps: s.querySelectorAll(".details, table.facts, table.rule-dump, pre.json").length,
     }));
     const canvases = [...document.querySelectorAll("canvas")].map((canvas) => {
       const context = canvas.getContext("2d");
@@ -117,7 +119,8 @@ try {
         for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) drawn++;
       }
       return { label: canvas.getAttribute("aria-label"), width, height, drawn_pixels: drawn,
-               axes: JSON.parse(canvas.getAttribute("data-axes") ?? "{}") };
+               axes: JSON.parse(canvas.getAttribute("data-axes") ?? "{}"),
+               series: JSON.parse(canvas.getAttribute("data-series") ?? "[]") };
     });
     return {
       title: document.title,

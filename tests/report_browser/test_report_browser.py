@@ -89,6 +89,18 @@ def assert_names_are_text(page):
     assert EVIL in page["body_text"]
 
 
+def canvas(page, label):
+    (found,) = [c for c in page["canvases"] if c["label"] == label]
+    return found
+
+
+def assert_charts_not_dumps(page, keys):
+    """Issue 13: these sections chart what their rule measured; none prints the rule's raw
+    Details as keys and values (details.ts's tables, nested boxes or JSON)."""
+    for key in keys:
+        assert section(page, key)["dumps"] == 0, f"section {key} dumps raw Details"
+
+
 def section(page, key):
     return next(s for s in page["sections"] if s["key"] == key)
 
@@ -128,10 +140,29 @@ def test_one_node_without_gpu(render_html, open_page):
         "save about 68 % of step time.", "rank 1 on vm (pid 4243) is a straggler: the other ranks wait for it in backward")
     assert page["first_screen"]["figures"][:4] == [
         "step_time_TRAIN_p50", "step_time_TRAIN_p95", "train_steps_per_s", "data_wait_pct"]
-    # job phases, 2 timelines, 2 framework charts + CPU operators, 2 x (histogram, series),
-    # the data-loading histogram, the step-time breakdown doughnut.
-    assert [s["canvases"] for s in page["sections"]][:6] == [0, 1, 2, 3, 0, 4]
-    assert_charts_drawn(page, 12)
+    # job phases, 2 timelines + the utilization heatmap, 2 framework charts + CPU operators, one
+    # step-duration histogram and one per-step line for both phases, the data-loading histogram,
+    # the step-time breakdown doughnut.
+    assert [s["canvases"] for s in page["sections"]][:6] == [0, 1, 3, 3, 0, 2]
+    assert_charts_drawn(page, 11)
+    # One histogram on shared bins, a series per node and phase (the legend toggles them), and
+    # the per-step line with StepOutlier's outliers as their own, differently coloured series.
+    histogram = canvas(page, "Step duration histogram")
+    assert [s["label"] for s in histogram["series"]] == ["vm · TRAIN", "vm · EVAL"]
+    assert histogram["axes"]["x"]["title"] == "step duration (ms)" and histogram["axes"]["y"]["title"] == "count"
+    durations = canvas(page, "Step durations")
+    assert durations["series"] == [{"label": "vm · TRAIN", "points": 40}, {"label": "vm · EVAL", "points": 40},
+                                   {"label": "StepOutlier outlier", "points": 4}]
+    assert durations["axes"]["x"]["title"] == "step" and durations["axes"]["y"]["title"] == "ms"
+    # Every core over time, a row each, on a titled time axis.
+    heatmap = canvas(page, "Utilization on node vm (%)")
+    assert heatmap["axes"]["x"]["title"] == "seconds since start"
+    assert heatmap["axes"]["y"]["title"] == "core / GPU"
+    assert heatmap["axes"]["y"]["ticks"] == ["cpu0", "cpu1", "cpu2", "cpu3"]
+    assert "utilization: 0 %" in text_of_section(page, "system_usage")
+    # DataLoader workers' busy time is said apart, never added to the framework's phases.
+    assert "2 DataLoader worker processes were busy" in text_of_section(page, "framework")
+    assert_charts_not_dumps(page, ["cpu_bottlenecks", "io_bottlenecks", "batch_size"])
     assert_axes_readable(page)
     assert_names_are_text(page)
     # Rules: triggered first, with the count of triggered rules.
@@ -164,8 +195,38 @@ def test_many_nodes_with_gpus(render_html, open_page):
     assert section(page, "gpu_memory")["canvases"] == 3
     labels = [c["label"] for c in page["canvases"]]
     assert "GPU utilization on node algo-1 (%)" in labels and "GPU utilization on node algo-2 (%)" in labels
-    # Per node: 3 step series (algo-1 TRAIN and EVAL, algo-2 TRAIN), each histogram + series.
-    assert section(page, "steps")["canvases"] == 6
+    # 3 step series (algo-1 TRAIN and EVAL, algo-2 TRAIN) in one histogram and one line chart.
+    assert section(page, "steps")["canvases"] == 2
+    assert [s["label"] for s in canvas(page, "Step duration histogram")["series"]] == [
+        "algo-1 · TRAIN", "algo-1 · EVAL", "algo-2 · TRAIN"]
+    # 3 timelines (CPU total, host memory, network receive) and a heatmap per node: 8 cores and
+    # 4 GPUs each.
+    assert section(page, "system_usage")["canvases"] == 3 + 2
+    heatmap = canvas(page, "Utilization on node algo-2 (%)")
+    assert heatmap["axes"]["y"]["title"] == "core / GPU" and heatmap["axes"]["x"]["title"] == "seconds since start"
+    assert heatmap["axes"]["y"]["ticks"][0] == "cpu0" and heatmap["axes"]["y"]["ticks"][-1] == "gpu3"
+    # Workload balancing: per node, the GPUs' utilization histograms overlaid, and the pairs
+    # over the threshold; never the rule's raw Details.
+    assert section(page, "workload_balancing")["canvases"] == 2
+    balancing = canvas(page, "GPU utilization histograms on node algo-1")
+    assert [s["label"] for s in balancing["series"]] == ["gpu0", "gpu1", "gpu2", "gpu3"]
+    assert balancing["axes"]["x"]["title"] == "GPU utilization (%)" and balancing["axes"]["y"]["title"] == "samples"
+    assert "algo-1\tgpu0 – gpu3\t0.61" in text_of_section(page, "workload_balancing")
+    # Batch size: a box plot per node of CPU, GPU and GPU memory utilization at the trigger.
+    assert section(page, "batch_size")["canvases"] == 2
+    boxes = canvas(page, "Utilization on node algo-1 when BatchSize triggered (%)")
+    assert boxes["axes"]["x"]["ticks"][:3] == ["CPU", "GPU 0", "GPU 0 memory"]
+    assert boxes["axes"]["y"]["title"] == "%"
+    # CPU bottlenecks: the utilization with the bottleneck times shaded over it, and the cause
+    # split (framework phases, TRAIN vs EVAL) as doughnuts.
+    assert section(page, "cpu_bottlenecks")["canvases"] == 3
+    band = canvas(page, "Utilization with the CPU bottleneck snapshots shaded (%)")
+    assert [s["label"] for s in band["series"]][:2] == ["CPU total (algo-1)", "CPU total (algo-2)"]
+    assert canvas(page, "Framework phases at the CPU bottlenecks (% of their time)")["series"][0]["points"] == 3
+    assert canvas(page, "TRAIN vs EVAL at the CPU bottlenecks (% of step time)")["series"][0]["points"] == 2
+    assert section(page, "io_bottlenecks")["canvases"] == 0
+    assert "No I/O bottleneck in 400 system snapshots." in text_of_section(page, "io_bottlenecks")
+    assert_charts_not_dumps(page, ["cpu_bottlenecks", "io_bottlenecks", "workload_balancing", "batch_size"])
     # Downsampled series carry the note under their chart.
     assert section(page, "gpu_utilization")["notes"] == [
         "Downsampled: 120 of 9,000 points shown (at most 2,000 points a series), keeping each interval's minimum and maximum.",

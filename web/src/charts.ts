@@ -15,6 +15,7 @@ import {
   LinearScale,
   LineController,
   LineElement,
+  type Plugin,
   PointElement,
   ScatterController,
   Title,
@@ -28,7 +29,8 @@ Chart.register(
   LineController, LineElement, PointElement, ScatterController, Title, Tooltip,
 );
 // Every drawn chart states its axes on its canvas (data-axes: title and tick labels per scale), so
-// a test can check that each has a titled axis with readable ticks without reaching into Chart.js.
+// a test can check that each has a titled axis with readable ticks without reaching into Chart.js;
+// data-series does the same for its datasets.
 Chart.register({
   id: "stepscope-axes",
   afterRender(chart: Chart) {
@@ -42,6 +44,9 @@ Chart.register({
       };
     }
     chart.canvas.setAttribute("data-axes", JSON.stringify(axes));
+    // And its series (legend label, points), so a test can see what a chart compares.
+    const series = chart.data.datasets.map((dataset) => ({ label: String(dataset.label ?? ""), points: dataset.data.length }));
+    chart.canvas.setAttribute("data-series", JSON.stringify(series));
   },
 });
 Chart.defaults.animation = false;
@@ -52,14 +57,19 @@ Chart.defaults.color = "#333";
 
 const kPalette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 
+// Marked points (StepOutlier's outliers) in a colour no series of the palette takes.
+export const kOutlierColor = "#111111";
+
 export function color(index: number): string {
   return kPalette[index % kPalette.length] ?? "#1f77b4";
 }
 
-// Every chart sits in a fixed-height box: Chart.js sizes the canvas to its parent.
-function mount(container: HTMLElement, config: ChartConfiguration, label: string, tall = false): Chart {
+// Every chart sits in a fixed-height box: Chart.js sizes the canvas to its parent. A chart whose
+// rows set its height (the heatmap) passes it in pixels.
+export function mount(container: HTMLElement, config: ChartConfiguration, label: string, tall = false, heightPx?: number): Chart {
   const canvas = el("canvas", { attrs: { role: "img", "aria-label": label } });
   const box = el("div", { cls: tall ? "chart tall" : "chart" }, canvas);
+  if (heightPx !== undefined) box.style.height = `${heightPx}px`;
   container.append(box);
   return new Chart(canvas, config);
 }
@@ -69,6 +79,7 @@ export interface XYSeries {
   x: number[];
   y: number[];
   points?: boolean;
+  color?: string;  // a fixed colour (outliers stand out); else the palette's, by position
 }
 
 function toPoints(x: number[], y: number[]): { x: number; y: number }[] {
@@ -93,17 +104,48 @@ export function byteUnit(values: number[]): { unit: string; factor: number } {
   return { unit: units[index] ?? "B", factor: 1024 ** index };
 }
 
-export function lineChart(container: HTMLElement, options: { title: string; xLabel: string; yLabel: string; series: XYSeries[]; yMax?: number }): Chart {
+// Time ranges shaded behind a chart's lines: bins of the x axis, darker the more a bin counts
+// (the bottleneck snapshots over the job, drawn over the utilization they happened in).
+export interface Band {
+  edges: number[];
+  counts: number[];
+}
+
+function bandPlugin(band: Band): Plugin<"line"> {
+  const most = band.counts.reduce((m, c) => (isNumber(c) && c > m ? c : m), 0);
+  return {
+    id: "stepscope-band",
+    beforeDatasetsDraw(chart) {
+      const x = chart.scales["x"];
+      if (!x || most <= 0) return;
+      const { ctx, chartArea } = chart;
+      ctx.save();
+      band.counts.forEach((count, i) => {
+        const from = band.edges[i];
+        const to = band.edges[i + 1];
+        if (!isNumber(count) || count <= 0 || !isNumber(from) || !isNumber(to)) return;
+        const left = Math.max(chartArea.left, x.getPixelForValue(from));
+        const right = Math.min(chartArea.right, x.getPixelForValue(to));
+        if (right <= left) return;
+        ctx.fillStyle = `rgba(214, 39, 40, ${(0.12 + 0.38 * (count / most)).toFixed(3)})`;
+        ctx.fillRect(left, chartArea.top, right - left, chartArea.height);
+      });
+      ctx.restore();
+    },
+  };
+}
+
+export function lineChart(container: HTMLElement, options: { title: string; xLabel: string; yLabel: string; series: XYSeries[]; yMax?: number; band?: Band }): Chart {
   // Byte rates are drawn in one binary unit, so the axis ticks at round values of it.
   const bytes = options.yLabel === "bytes/s" ? byteUnit(options.series.flatMap((s) => s.y)) : null;
   const yLabel = bytes ? `${bytes.unit}/s` : options.yLabel;
   const datasets: ChartDataset<"line", { x: number; y: number }[]>[] = options.series.map((s, i) => ({
     label: s.label,
     data: toPoints(s.x, bytes ? s.y.map((v) => v / bytes.factor) : s.y),
-    borderColor: color(i),
-    backgroundColor: color(i),
+    borderColor: s.color ?? color(i),
+    backgroundColor: s.color ?? color(i),
     borderWidth: 1.5,
-    pointRadius: s.points ? 3 : 0,
+    pointRadius: s.points ? 3.5 : 0,
     showLine: !s.points,
   }));
   const config: ChartConfiguration<"line", { x: number; y: number }[]> = {
@@ -118,7 +160,9 @@ export function lineChart(container: HTMLElement, options: { title: string; xLab
         legend: { display: options.series.length > 1 },
         tooltip: {
           callbacks: {
-            label: (item) => `${item.dataset.label ?? ""}: ${bytes ? `${formatBytes((item.parsed.y ?? 0) * bytes.factor)}/s` : formatNumber(item.parsed.y)}`,
+            // Which x the point is at, named by the axis: "step 14", "seconds since start 3.5".
+            title: (items) => (items[0] ? `${options.xLabel} ${formatNumber(items[0].parsed.x)}` : ""),
+            label: (item) => `${item.dataset.label ?? ""}: ${bytes ? `${formatBytes((item.parsed.y ?? 0) * bytes.factor)}/s` : `${formatNumber(item.parsed.y)} ${yLabel}`}`,
           },
         },
       },
@@ -130,6 +174,7 @@ export function lineChart(container: HTMLElement, options: { title: string; xLab
         },
       },
     },
+    plugins: options.band ? [bandPlugin(options.band)] : [],
   };
   return mount(container, config as ChartConfiguration, options.title);
 }

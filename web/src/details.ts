@@ -72,7 +72,7 @@ function recordsTable(rows: [string, JsonObject][], keyTitle: string): HTMLEleme
     { title: keyTitle, value: (r) => r[0], format: (v) => String(v) },
     ...keys.map((key) => ({ title: key, value: (r: [string, JsonObject]) => r[1][key], format: (v: unknown) => scalarText(v as Json), numeric: true })),
   ];
-  return table(columns, rows, { limit: kMaxKeys });
+  return table(columns, rows, { limit: kMaxKeys, cls: "data rule-dump" });
 }
 
 export function renderDetails(container: HTMLElement, value: Json | undefined, title = "details", depth = 0): void {
@@ -137,5 +137,5 @@ function recordsFromArray(container: HTMLElement, rows: JsonObject[]): void {
   const keys: string[] = [];
   for (const row of rows) for (const key of Object.keys(row)) if (!keys.includes(key) && keys.length < 12) keys.push(key);
   const columns: Column<JsonObject>[] = keys.map((key) => ({ title: key, value: (r) => r[key], format: (v) => scalarText(v as Json) }));
-  container.append(table(columns, rows, { limit: kMaxKeys }));
+  container.append(table(columns, rows, { limit: kMaxKeys, cls: "data rule-dump" }));
 }

@@ -218,3 +218,15 @@ export function stepList(steps: number[] | undefined): string {
   const shown = list.slice(0, 12).join(", ");
   return list.length > 12 ? `steps ${shown}, … (${list.length} in all)` : `steps ${shown}`;
 }
+
+// One grid cell per node of `items` (in first-seen order), drawn by `draw` with that node's
+// items: the per-node charts of a section side by side.
+export function gridPerNode<T extends { node?: string }>(container: HTMLElement, items: T[], draw: (cell: HTMLElement, node: string, onNode: T[]) => void): void {
+  const grid = el("div", { cls: "grid" });
+  container.append(grid);
+  for (const node of [...new Set(items.map((item) => item.node ?? "?"))]) {
+    const cell = el("div");
+    grid.append(cell);
+    draw(cell, node, items.filter((item) => (item.node ?? "?") === node));
+  }
+}

@@ -66,9 +66,19 @@ export interface TimelineSeries extends Series {
   unit?: string;
 }
 
+// Every core and GPU over the job (src/report/report_sections_heatmap.h): rows of whole
+// percents per time bucket, null where a device had no sample.
+export interface UtilizationHeatmap {
+  bucket_s?: number;
+  columns?: number;
+  rows?: { node?: string; device?: string; kind?: string; values?: (number | null)[] }[];
+  rows_total?: number;
+}
+
 export interface SystemUsage extends Availability {
   nodes?: { node?: string; metrics?: UsageMetric[]; sentences?: string[] }[];
   timeline?: TimelineSeries[];
+  heatmap?: UtilizationHeatmap | null;
 }
 
 export interface OperatorShare {
@@ -82,6 +92,8 @@ export interface OperatorShare {
 export interface Framework extends Availability {
   phases?: Record<string, number>;
   general?: Record<string, number>;
+  // DataLoader worker processes' busy time, beside the training loop: never added to general.
+  workers?: { processes?: number; busy_s?: number; phases?: Record<string, number> };
   cpu_operators?: OperatorShare[];
   gpu_operators?: OperatorShare[];
 }
@@ -179,8 +191,17 @@ export interface StepStats {
   p99_ms?: number;
   max_ms?: number;
   outliers?: number[];
-  histogram?: Histogram;
+  outliers_total?: number;
+  // StepOutlier's outliers with their durations, whether or not downsampling kept them in series.
+  outlier_points?: { step?: number[]; duration_ms?: number[] };
   series?: { step?: number[]; duration_ms?: number[]; downsampled?: boolean; original_points?: number };
+}
+
+// All step durations on shared bin edges: a series per node and phase (per rank on nodes that
+// ran several ranks).
+export interface StepHistogram {
+  bin_edges_ms?: number[];
+  series?: { label?: string; node?: string; phase?: string; rank?: number | null; counts?: number[] }[];
 }
 
 // One rank's step times on a node that ran several ranks (torchrun --nproc-per-node > 1).
@@ -204,6 +225,7 @@ export interface RankStepStats {
 
 export interface Steps extends Availability {
   nodes?: StepStats[];
+  histogram?: StepHistogram;
   ranks?: RankStepStats[];
   ranks_total?: number;
 }
@@ -226,9 +248,23 @@ export interface GpuSection extends Availability {
 }
 
 export interface DetailsSection extends Availability {
-  // CPU and I/O bottlenecks: what the per-snapshot entries add up to (report_sections_rules.cc).
-  summary?: { snapshots?: number; datapoints?: number; sentence?: string; band?: { bin_edges_s?: number[]; counts?: number[] } };
+  // CPU and I/O bottlenecks: what the per-snapshot entries add up to (report_sections_rules.cc),
+  // and what the framework did at them (shares of 1, largest first: report_rule_charts.h).
+  summary?: {
+    snapshots?: number; datapoints?: number; sentence?: string; band?: { bin_edges_s?: number[]; counts?: number[] };
+    causes?: { name?: string; share?: number }[];
+    step_phases?: { phase?: string; share?: number }[];
+  };
   details?: Json;
+  // Workload balancing: each GPU's utilization histogram on LoadBalancing's bins.
+  histograms?: {
+    bin_edges_pct?: number[];
+    gpus?: { node?: string; gpu?: string; counts?: number[] }[];
+    distances?: { node?: string; a?: string; b?: string; distance?: number }[];
+  } | null;
+  // Batch size: BatchSize's box statistics (%) when it last triggered.
+  boxes?: { node?: string; series?: string; label?: string; lower?: number; p25?: number; p50?: number; p75?: number; p95?: number; upper?: number }[];
+  triggered_at_s?: number | null;
 }
 
 export interface DataLoading extends Availability {

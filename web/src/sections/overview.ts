@@ -5,7 +5,8 @@ import { barChart, downsampleNote, lineChart, pieChart } from "../charts";
 import {
   asArray, el, factTable, shortName, formatBytes, formatNumber, formatSeconds, formatShare, formatTimestamp, isNumber, para, section, table,
 } from "../dom";
-import type { OperatorShare, ReportDocument, TimelineSeries, UsageMetric } from "../model";
+import { heatmapChart } from "../heatmap";
+import type { OperatorShare, ReportDocument, TimelineSeries, UsageMetric, UtilizationHeatmap } from "../model";
 
 function formatUsage(value: unknown, unit: string | undefined): string {
   if (!isNumber(value)) return "–";
@@ -84,7 +85,26 @@ export function renderSystemUsage(doc: ReportDocument): HTMLElement {
     });
     downsampleNote(cell, group.map((s) => ({ downsampled: s.downsampled, original_points: s.original_points, points: asArray(s.values).length })), doc.limits?.max_points_per_series);
   }
+  renderHeatmaps(shell.body, usage?.heatmap ?? null);
   return shell.root;
+}
+
+// SageMaker's utilization heatmap: one per node, a row per core and GPU, a column per time bucket.
+function renderHeatmaps(container: HTMLElement, heatmap: UtilizationHeatmap | null): void {
+  const rows = asArray(heatmap?.rows);
+  if (rows.length === 0 || !isNumber(heatmap?.bucket_s)) return;
+  container.append(el("h3", { text: "Utilization of every core and GPU" }));
+  container.append(para(`Each row is a CPU core or a GPU, each column ${formatNumber(heatmap.bucket_s)} s of the job; the colour is the mean utilization in it. Hover a cell for its value.`, "note"));
+  const nodes = [...new Set(rows.map((r) => r.node ?? "?"))];
+  for (const node of nodes) {
+    heatmapChart(container, {
+      title: `Utilization on node ${node} (%)`, bucketS: heatmap.bucket_s, xLabel: "seconds since start", yLabel: "core / GPU",
+      rows: rows.filter((r) => (r.node ?? "?") === node).map((r) => ({ label: r.device ?? "?", values: asArray(r.values) })),
+    });
+  }
+  if (isNumber(heatmap.rows_total) && heatmap.rows_total > rows.length) {
+    container.append(para(`Showing ${rows.length} of ${heatmap.rows_total} cores and GPUs.`, "note"));
+  }
 }
 
 function operatorTable(rows: OperatorShare[]): HTMLElement {
@@ -111,6 +131,11 @@ export function renderFramework(doc: ReportDocument): HTMLElement {
   const general = Object.entries(framework?.general ?? {}).filter(([, v]) => isNumber(v));
   if (general.length > 0) {
     barChart(grid, { title: "Framework time (seconds)", labels: general.map(([k]) => k), series: [{ label: "seconds", values: general.map(([, v]) => v) }], yLabel: "seconds" });
+  }
+  const workers = framework?.workers;
+  if (isNumber(workers?.processes) && workers.processes > 0) {
+    const count = workers.processes;
+    shell.body.append(para(`${formatNumber(count)} DataLoader worker ${count === 1 ? "process was" : "processes were"} busy ${formatSeconds(workers.busy_s)} in all, in parallel with the training loop: that time overlaps the phases above and is not added to them.`, "note"));
   }
   for (const [key, title] of [["cpu_operators", "CPU operators"], ["gpu_operators", "GPU operators"]] as const) {
     const rows = asArray(framework?.[key]);

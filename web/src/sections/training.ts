@@ -1,9 +1,8 @@
 // The training loop (step durations per node and phase, outliers), GPU utilization and memory
 // per GPU, and workload balancing across GPUs.
 
-import { barChart, downsampleNote, histogramChart, lineChart } from "../charts";
-import { renderDetails } from "../details";
-import { asArray, el, formatMs, formatNumber, formatShare, isNumber, para, section, table } from "../dom";
+import { barChart, downsampleNote, histogramChart, kOutlierColor, lineChart } from "../charts";
+import { asArray, el, formatMs, formatNumber, formatShare, gridPerNode, isNumber, para, section, table } from "../dom";
 import type { GpuSection, GpuStats, RankStepStats, ReportDocument, StepStats } from "../model";
 
 export function renderSteps(doc: ReportDocument): HTMLElement {
@@ -47,42 +46,52 @@ export function renderSteps(doc: ReportDocument): HTMLElement {
       shell.body.append(para(`Showing ${ranks.length} of ${steps.ranks_total} rank rows.`, "note"));
     }
   }
+  renderStepCharts(shell.body, doc, rows);
+  return shell.root;
+}
+
+// SageMaker's step-duration chart: one histogram on shared bins with a series per node (per rank
+// where a node ran several; a legend click hides one), and every node's step durations over the
+// run with StepOutlier's outliers marked in red (the tooltip names the step).
+function renderStepCharts(container: HTMLElement, doc: ReportDocument, rows: StepStats[]): void {
+  const grid = el("div", { cls: "grid" });
+  container.append(grid);
+  const histogramCell = el("div");
+  grid.append(histogramCell);
+  const histogram = doc.steps?.histogram;
+  const series = asArray(histogram?.series);
+  histogramChart(histogramCell, {
+    title: "Step duration histogram", edges: asArray(histogram?.bin_edges_ms), counts: asArray(series[0]?.counts), xLabel: "step duration (ms)",
+    series: series.map((s) => ({ label: s.label ?? "?", counts: asArray(s.counts) })),
+  });
+  const seriesCell = el("div");
+  grid.append(seriesCell);
+  const outlierX: number[] = [];
+  const outlierY: number[] = [];
   for (const stats of rows) {
-    const name = `${stats.node ?? "?"} · ${stats.phase ?? "?"}`;
-    shell.body.append(el("h3", { text: `Node ${name}` }));
-    const grid = el("div", { cls: "grid" });
-    shell.body.append(grid);
-    const histogramCell = el("div");
-    grid.append(histogramCell);
-    histogramChart(histogramCell, {
-      title: `Step duration histogram (${name})`, edges: asArray(stats.histogram?.bin_edges_ms), counts: asArray(stats.histogram?.counts), xLabel: "step duration (ms)",
-    });
-    const seriesCell = el("div");
-    grid.append(seriesCell);
-    const stepNumbers = asArray(stats.series?.step);
-    const durations = asArray(stats.series?.duration_ms);
-    const outliers = new Set(asArray(stats.outliers));
-    const outlierX: number[] = [];
-    const outlierY: number[] = [];
-    stepNumbers.forEach((step, i) => {
-      const duration = durations[i];
-      if (outliers.has(step) && isNumber(duration)) {
+    asArray(stats.outlier_points?.step).forEach((step, i) => {
+      const duration = asArray(stats.outlier_points?.duration_ms)[i];
+      if (isNumber(step) && isNumber(duration)) {
         outlierX.push(step);
         outlierY.push(duration);
       }
     });
-    lineChart(seriesCell, {
-      title: `Step durations (${name})`, xLabel: "step", yLabel: "ms",
-      series: [{ label: "duration", x: stepNumbers, y: durations }, ...(outlierX.length > 0 ? [{ label: "outlier", x: outlierX, y: outlierY, points: true }] : [])],
-    });
-    downsampleNote(seriesCell, [{ downsampled: stats.series?.downsampled, original_points: stats.series?.original_points, points: durations.length }], doc.limits?.max_points_per_series);
-    const outlierList = asArray(stats.outliers);
-    if (outlierList.length > 0) {
-      const shown = outlierList.slice(0, 30).join(", ");
-      seriesCell.append(el("p", { cls: "note", text: `Outlier steps: ${shown}${outlierList.length > 30 ? `, … (${outlierList.length})` : ""}` }));
-    }
   }
-  return shell.root;
+  lineChart(seriesCell, {
+    title: "Step durations", xLabel: "step", yLabel: "ms",
+    series: [
+      ...rows.map((stats) => ({ label: `${stats.node ?? "?"} · ${stats.phase ?? "?"}`, x: asArray(stats.series?.step), y: asArray(stats.series?.duration_ms) })),
+      ...(outlierX.length > 0 ? [{ label: "StepOutlier outlier", x: outlierX, y: outlierY, points: true, color: kOutlierColor }] : []),
+    ],
+  });
+  downsampleNote(seriesCell, rows.map((stats) => ({ downsampled: stats.series?.downsampled, original_points: stats.series?.original_points, points: asArray(stats.series?.duration_ms).length })), doc.limits?.max_points_per_series);
+  for (const stats of rows) {
+    const outliers = asArray(stats.outliers);
+    if (outliers.length === 0) continue;
+    const shown = outliers.slice(0, 30).join(", ");
+    const total = isNumber(stats.outliers_total) ? stats.outliers_total : outliers.length;
+    seriesCell.append(el("p", { cls: "note", text: `Outlier steps (${stats.node ?? "?"} · ${stats.phase ?? "?"}): ${shown}${total > 30 ? `, … (${total})` : ""}` }));
+  }
 }
 
 function gpuLabel(gpu: GpuStats): string {
@@ -104,19 +113,13 @@ function renderGpuSection(doc: ReportDocument, key: "gpu_utilization" | "gpu_mem
     series: (["p50", "p95", "max"] as const).map((p) => ({ label: p, values: gpus.map((g) => (isNumber(g[p]) ? g[p] : 0)) })),
   });
   // One timeline per node, one line per GPU.
-  const nodes = [...new Set(gpus.map((g) => g.node ?? "?"))];
-  const grid = el("div", { cls: "grid" });
-  shell.body.append(grid);
-  for (const node of nodes) {
-    const cell = el("div");
-    grid.append(cell);
-    const onNode = gpus.filter((g) => (g.node ?? "?") === node);
+  gridPerNode(shell.body, gpus, (cell, node, onNode) => {
     lineChart(cell, {
       title: `${what} on node ${node} (%)`, xLabel: "seconds since start", yLabel: "%", yMax: 100,
       series: onNode.map((g) => ({ label: `GPU ${g.gpu ?? "?"}`, x: asArray(g.series?.t_s), y: asArray(g.series?.values) })),
     });
     downsampleNote(cell, onNode.map((g) => ({ downsampled: g.series?.downsampled, original_points: g.series?.original_points, points: asArray(g.series?.values).length })), doc.limits?.max_points_per_series);
-  }
+  });
   return shell.root;
 }
 
@@ -130,10 +133,34 @@ export function renderGpuMemory(doc: ReportDocument): HTMLElement {
     "How much of each GPU's memory was in use: percentiles per GPU and over time (GPUMemoryIncrease, MemoryNearCapacity).", "GPU memory used");
 }
 
+// LoadBalancing's per-GPU utilization histograms overlaid, one chart per node: GPUs that share
+// the work evenly draw the same curve; a GPU whose mass sits lower idles while the others work.
 export function renderWorkloadBalancing(doc: ReportDocument): HTMLElement {
   const data = doc.workload_balancing;
   const shell = section("workload_balancing", "Workload balancing",
     "Whether the GPUs of each node carried similar loads (LoadBalancing): an imbalance leaves some GPUs waiting for the others.", data);
-  if (shell.available) renderDetails(shell.body, data?.details, "workload balancing");
+  if (!shell.available) return shell.root;
+  const edges = asArray(data?.histograms?.bin_edges_pct);
+  const gpus = asArray(data?.histograms?.gpus);
+  if (edges.length < 2 || gpus.length === 0) {
+    shell.body.append(para("LoadBalancing recorded no utilization histogram for this run.", "note"));
+    return shell.root;
+  }
+  const centres = edges.slice(0, -1).map((edge, i) => (edge + (edges[i + 1] ?? edge)) / 2);
+  gridPerNode(shell.body, gpus, (cell, node, onNode) => {
+    lineChart(cell, {
+      title: `GPU utilization histograms on node ${node}`, xLabel: "GPU utilization (%)", yLabel: "samples",
+      series: onNode.map((g) => ({ label: g.gpu ?? "?", x: centres, y: asArray(g.counts) })),
+    });
+  });
+  const distances = asArray(data?.histograms?.distances);
+  if (distances.length > 0) {
+    shell.body.append(para("GPU pairs whose histograms differ by more than LoadBalancing's threshold (square root of the Jensen-Shannon divergence):", "note"));
+    shell.body.append(table([
+      { title: "Node", value: (d) => d.node, format: (v) => String(v ?? "?") },
+      { title: "GPUs", value: (d) => `${d.a ?? "?"} – ${d.b ?? "?"}`, format: (v) => String(v) },
+      { title: "Distance", value: (d) => d.distance, format: (v) => formatNumber(v), numeric: true },
+    ], distances, { limit: 30 }));
+  }
   return shell.root;
 }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/run_facts.h"
 #include "export/thread_tracks.h"
 #include "export/trace_names.h"
 
@@ -104,7 +105,7 @@ class ChromeTraceWriter {
  public:
   ChromeTraceWriter(const Model& model, TextSink& sink, const ChromeTraceOptions& options)
       : model_(model), out_(model, sink), options_(options), layout_(LayoutTracks(model)), names_(model),
-        origin_ns_(model.first_ns()) {}
+        origin_ns_(analysis::ComputeRunFacts(model, "").start_ns) {}
 
   StatusOr<ChromeTraceStats> Write() {
     out_.Raw("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"stepscope export\",\"source\":")

@@ -10,7 +10,8 @@
 // Trace processes: each host process, each GPU and each node's system metrics, named as
 // trace_names.h says; threads and GPU streams are threads; slices that would overlap without
 // nesting go to overflow tracks (thread_tracks.h). An ExportRange keeps what overlaps it.
-// Timestamps are microseconds since the run's first timestamp (otherData.time_origin_unix_ns)
+// Timestamps are microseconds since the job's start (otherData.time_origin_unix_ns: run_facts.h's
+// start, the time every other front end counts from; an event before it has a negative ts)
 // written from integer nanoseconds with exactly three decimals, so no precision is lost and a
 // double holds them exactly enough for a 24 h run.
 //

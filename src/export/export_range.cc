@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "analysis/run_facts.h"
 #include "base/duration.h"
 
 namespace stepscope::exporting {
@@ -35,8 +36,12 @@ bool ParseStepNumber(std::string_view text, int64_t& out) {
   return error == std::errc() && end == text.data() + text.size() && out >= 0;
 }
 
-std::string RunSpan(const analysis::Model& model) {
-  return "the run covers 0s to " + FormatDurationNs(model.last_ns() - model.first_ns()) + " from its start";
+std::string RunSpan(const analysis::Model& model, int64_t origin_ns) {
+  char text[96];
+  std::snprintf(text, sizeof text, "the run's data lies %.3fs to %.3fs from the job's start",
+                static_cast<double>(model.first_ns() - origin_ns) / 1e9,
+                static_cast<double>(model.last_ns() - origin_ns) / 1e9);
+  return text;
 }
 
 StatusOr<ExportRange> StepRange(const analysis::Model& model, const std::string& text) {
@@ -121,7 +126,8 @@ StatusOr<ExportRange> ResolveExportRange(const analysis::Model& model, const Exp
   if (!timed) return range;
 
   range.whole = false;
-  const int64_t origin_ns = model.first_ns();
+  // The job's start, as the trace's origin and every other front end's time axis.
+  const int64_t origin_ns = analysis::ComputeRunFacts(model, "").start_ns;
   if (!request.from.empty()) {
     STEPSCOPE_ASSIGN_OR_RETURN(range.start_ns, ParseRangeEnd("--from", request.from, origin_ns));
   }
@@ -132,7 +138,7 @@ StatusOr<ExportRange> ResolveExportRange(const analysis::Model& model, const Exp
     return InvalidArgumentError("--from " + request.from + " is after --to " + request.to + "; swap them");
   }
   if (range.end_ns < model.first_ns() || range.start_ns > model.last_ns()) {
-    return InvalidArgumentError("--from/--to select none of the run: " + RunSpan(model));
+    return InvalidArgumentError("--from/--to select none of the run: " + RunSpan(model, origin_ns));
   }
   range.description = "from " + (request.from.empty() ? std::string("the start") : request.from) + " to " +
                       (request.to.empty() ? std::string("the end") : request.to);

@@ -2,7 +2,7 @@
 // steps numbered A to B (`--steps A:B`), so a long run exports a slice a trace viewer can load
 // (a 24 h run is gigabytes whole; docs/exports.md gives the size per hour).
 //
-//   --from/--to  a time since the run's first timestamp ("90s", "2h", "1500ms") or a UTC time
+//   --from/--to  a time since the job's start (run_facts.h: what the report's axes count from) ("90s", "2h", "1500ms") or a UTC time
 //                ("2026-11-21T10:15:00Z", fractions of a second allowed); either may be left out
 //   --steps A:B  the TRAIN steps numbered A to B, both included, on every node and rank (the
 //                steps of any phase when the run has no TRAIN step); the range runs from the

@@ -98,7 +98,7 @@ TEST(ExportRangeTest, BadTimesAndEmptyRangesAreOneSentence) {
 
   auto past = ResolveExportRange(StepsModel(), {.from = "1h"});
   ASSERT_FALSE(past.ok());
-  EXPECT_EQ(past.status().message(), "--from/--to select none of the run: the run covers 0s to 6s from its start");
+  EXPECT_EQ(past.status().message(), "--from/--to select none of the run: the run's data lies 0.000s to 6.000s from the job's start");
 
   auto both = ResolveExportRange(StepsModel(), {.from = "1s", .steps = "0:1"});
   ASSERT_FALSE(both.ok());

@@ -228,6 +228,30 @@ TEST(StepTimeBreakdown, HostOnlyStepsSplitIntoDataForwardBackwardOptimizerOther)
   EXPECT_EQ(report.triggered, 0);
 }
 
+TEST(StepTimeBreakdown, LeavesOutDisturbedStepsSoItsDataWaitIsDataloaderStarvations) {
+  // The report's data-wait figure (this breakdown) and the finding's share (DataloaderStarvation)
+  // are one number: both leave out the steps stepscope's detail profiling ran in.
+  Builder b;
+  const uint32_t node = b.Node("n1");
+  const EventArg disturbed[] = {b.raw().IntArg("stepscope_disturbed", 1)};
+  for (int i = 0; i < 20; ++i) {
+    const int64_t t = i * 100;
+    const bool profiled = i == 5 || i == 6;
+    b.Span(node, "Step:ModeKeys.TRAIN", t, t + 100, i, "", -1, "",
+           profiled ? std::span<const EventArg>(disturbed) : std::span<const EventArg>());
+    b.Span(node, "DataLoaderIter", t, t + (profiled ? 90 : 30));
+  }
+  const Model model = b.Finish();
+  auto breakdown = MakeStepTimeBreakdownRule();
+  const RuleReport report = Drive(*breakdown, model);
+  EXPECT_EQ(report.details["n1"]["TRAIN"]["steps"], 18);
+  EXPECT_EQ(report.details["n1"]["TRAIN"]["disturbed_steps_left_out"], 2);
+  const double share = report.details["n1"]["TRAIN"]["categories"]["data_wait"]["share"].get<double>();
+  EXPECT_DOUBLE_EQ(share, 0.3);
+  auto starvation = MakeDataloaderStarvationRule();
+  EXPECT_DOUBLE_EQ(Drive(*starvation, model).details["n1"]["TRAIN"]["data_wait_share"].get<double>(), share);
+}
+
 TEST(StepTimeBreakdown, AKernelWinsOverTheHostWorkBesideIt) {
   Builder b;
   const uint32_t node = b.Node("n1");

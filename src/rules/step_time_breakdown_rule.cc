@@ -5,7 +5,9 @@
 // > memcpy > memset > communication > runtime/launch > data-loader wait > CPU compute > other —
 // an instant in which a kernel runs is "kernel" whatever the host does. Without device data:
 // data wait > forward > backward > optimizer > other, from the spans on the step's thread.
-// Summed per (node, step phase) over the run. Reporting only: never triggers.
+// Summed per (node, step phase) over the run. Steps that stepscope's detail profiling disturbed
+// are left out, as DataloaderStarvation and the step-time statistics leave them out, so the
+// report's data-wait share is the finding's. Reporting only: never triggers.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -31,6 +33,7 @@ constexpr std::array<const char*, kCategoryCount> kCategoryNames = {
 
 struct Totals {
   int64_t steps = 0;
+  int64_t disturbed_steps = 0;
   int64_t step_ns = 0;
   bool device_data = false;
   std::array<int64_t, kCategoryCount> ns{};
@@ -72,6 +75,10 @@ class StepTimeBreakdownRule final : public Rule {
       const std::string_view phase = model.String(step.phase);
       if (!phase.starts_with("Step:ModeKeys.") || step.kind != analysis::EventKind::kSpan) continue;
       Totals& totals = totals_[{step.node, std::string(StepPhaseName(phase))}];
+      if (model.IsDisturbedStep(step)) {
+        ++totals.disturbed_steps;
+        continue;
+      }
       auto [begin, end] = model.EventsStartingIn(step.start_ns, step.end_ns + 1);
       bool device_data = false;
       for (size_t j = begin; j < end && !device_data; ++j) device_data = events[j].device >= 0;
@@ -135,6 +142,7 @@ class StepTimeBreakdownRule final : public Rule {
             {"share", totals.step_ns > 0 ? static_cast<double>(totals.ns[c]) / totals.step_ns : 0.0}};
       }
       details[node_name][phase] = {{"steps", totals.steps},
+                                   {"disturbed_steps_left_out", totals.disturbed_steps},
                                    {"step_ns", totals.step_ns},
                                    {"mean_step_ns", totals.steps ? totals.step_ns / totals.steps : 0},
                                    {"device_data", totals.device_data},

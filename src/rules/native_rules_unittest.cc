@@ -183,19 +183,24 @@ TEST(DataloaderStarvation, WithFreeCoresMoreWorkersAreStillTheAdvice) {
       << report.findings[0].recommendation;
 }
 
-TEST(DataloaderStarvation, AFedLoopAndDisturbedStepsDoNotTrigger) {
+// 20 TRAIN steps of 100 ns on n1 that wait `wait_ns` each for data, but steps 5 and 6, which
+// stepscope's detail profiling ran in (disturbed), wait 90.
+Model StepsWithTwoDisturbed(int64_t wait_ns) {
   Builder b;
   const uint32_t node = b.Node("n1");
   const EventArg disturbed[] = {b.raw().IntArg("stepscope_disturbed", 1)};
   for (int i = 0; i < 20; ++i) {
     const int64_t t = i * 100;
-    // Steps 5 and 6 waited long, but stepscope's detail profiling ran in them.
     const bool profiled = i == 5 || i == 6;
     b.Span(node, "Step:ModeKeys.TRAIN", t, t + 100, i, "", -1, "",
            profiled ? std::span<const EventArg>(disturbed) : std::span<const EventArg>());
-    b.Span(node, "DataLoaderIter", t, t + (profiled ? 90 : 2));
+    b.Span(node, "DataLoaderIter", t, t + (profiled ? 90 : wait_ns));
   }
-  const Model model = b.Finish();
+  return b.Finish();
+}
+
+TEST(DataloaderStarvation, AFedLoopAndDisturbedStepsDoNotTrigger) {
+  const Model model = StepsWithTwoDisturbed(2);
   auto rule = MakeDataloaderStarvationRule();
   const RuleReport report = Drive(*rule, model);
   EXPECT_TRUE(report.findings.empty());
@@ -231,17 +236,7 @@ TEST(StepTimeBreakdown, HostOnlyStepsSplitIntoDataForwardBackwardOptimizerOther)
 TEST(StepTimeBreakdown, LeavesOutDisturbedStepsSoItsDataWaitIsDataloaderStarvations) {
   // The report's data-wait figure (this breakdown) and the finding's share (DataloaderStarvation)
   // are one number: both leave out the steps stepscope's detail profiling ran in.
-  Builder b;
-  const uint32_t node = b.Node("n1");
-  const EventArg disturbed[] = {b.raw().IntArg("stepscope_disturbed", 1)};
-  for (int i = 0; i < 20; ++i) {
-    const int64_t t = i * 100;
-    const bool profiled = i == 5 || i == 6;
-    b.Span(node, "Step:ModeKeys.TRAIN", t, t + 100, i, "", -1, "",
-           profiled ? std::span<const EventArg>(disturbed) : std::span<const EventArg>());
-    b.Span(node, "DataLoaderIter", t, t + (profiled ? 90 : 30));
-  }
-  const Model model = b.Finish();
+  const Model model = StepsWithTwoDisturbed(30);
   auto breakdown = MakeStepTimeBreakdownRule();
   const RuleReport report = Drive(*breakdown, model);
   EXPECT_EQ(report.details["n1"]["TRAIN"]["steps"], 18);

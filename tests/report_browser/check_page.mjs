@@ -71,7 +71,9 @@ try {
       sentence: document.querySelector(".verdict-sentence")?.textContent ?? null,
       sentence_bottom: bottom(".verdict-sentence"),
       top_card_title: document.querySelector(".verdict-card h3")?.textContent ?? null,
+      top_card_rule: document.querySelector(".verdict-card")?.getAttribute("data-rule") ?? null,
       top_card_next_step_bottom: bottom(".verdict-card .next-step"),
+      top_card_next_step: document.querySelector(".verdict-card .next-step")?.textContent ?? null,
       figures: [...document.querySelectorAll(".figures .figure")].map((f) => f.getAttribute("data-key")),
     };
   });

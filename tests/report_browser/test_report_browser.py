@@ -265,21 +265,27 @@ def _has_report_command(cli):
     return finished.returncode == 0
 
 
+def record_and_report(cli, out_dir, tmp_path, job, name, example):
+    """Runs examples/pytorch/<example...> under `stepscope run` as node n1 of `job`, then writes
+    its report to <out_dir>/<name>.html; returns that path."""
+    runs = tmp_path / "runs"
+    finished = subprocess.run(
+        [cli, "run", "--out", str(runs), "--job", job, "--node", "n1", "--",
+         sys.executable, os.path.join(REPO, "examples", "pytorch", example[0]), *example[1:]],
+        capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    html = os.path.join(out_dir, name + ".html")
+    finished = subprocess.run([cli, "report", str(runs / job), "-o", html], capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    return html
+
+
 def test_real_run(cli, out_dir, open_page, tmp_path):
     """A short real PyTorch run under `stepscope run`, then `stepscope report`."""
     pytest.importorskip("torch", reason="the example needs Debian's python3-torch")
     if not _has_report_command(cli):
         pytest.skip("`stepscope report` is not built yet; the fixtures above cover the page")
-    runs = tmp_path / "runs"
-    finished = subprocess.run(
-        [cli, "run", "--out", str(runs), "--job", "browser", "--node", "n1", "--",
-         sys.executable, os.path.join(REPO, "examples", "pytorch", "plain_loop.py"), "--epochs", "2"],
-        capture_output=True, text=True, timeout=300)
-    assert finished.returncode == 0, finished.stderr
-    html = os.path.join(out_dir, "real_run.html")
-    finished = subprocess.run([cli, "report", str(runs / "browser"), "-o", html],
-                              capture_output=True, text=True, timeout=300)
-    assert finished.returncode == 0, finished.stderr
+    html = record_and_report(cli, out_dir, tmp_path, "browser", "real_run", ["plain_loop.py", "--epochs", "2"])
     assert os.path.getsize(html) < MAX_HTML_BYTES
     page = open_page(html, "real_run")
     assert_clean(page)
@@ -303,16 +309,8 @@ def test_real_starved_run_opens_on_its_cause_and_the_fix(cli, out_dir, open_page
     pytest.importorskip("torch", reason="the example needs torch")
     if not _has_report_command(cli):
         pytest.skip("`stepscope report` is not built yet; the fixtures above cover the page")
-    runs = tmp_path / "runs"
-    finished = subprocess.run(
-        [cli, "run", "--out", str(runs), "--job", "starved", "--node", "n1", "--",
-         sys.executable, os.path.join(REPO, "examples", "pytorch", "slow_data.py"), "--num-workers", "0"],
-        capture_output=True, text=True, timeout=300)
-    assert finished.returncode == 0, finished.stderr
-    html = os.path.join(out_dir, "real_starved_run.html")
-    finished = subprocess.run([cli, "report", str(runs / "starved"), "-o", html],
-                              capture_output=True, text=True, timeout=300)
-    assert finished.returncode == 0, finished.stderr
+    html = record_and_report(cli, out_dir, tmp_path, "starved", "real_starved_run",
+                             ["slow_data.py", "--num-workers", "0"])
     page = open_page(html, "real_starved_run")
     assert_clean(page)
     first = page["first_screen"]

@@ -162,7 +162,7 @@ def test_one_node_without_gpu(render_html, open_page):
     assert "utilization: 0 %" in text_of_section(page, "system_usage")
     # DataLoader workers' busy time is said apart, never added to the framework's phases.
     assert "2 DataLoader worker processes were busy" in text_of_section(page, "framework")
-    assert_charts_not_dumps(page, ["cpu_bottlenecks", "io_bottlenecks", "batch_size"])
+    assert_charts_not_dumps(page, ["cpu_bottlenecks", "io_bottlenecks", "batch_size", "data_loading"])
     assert_axes_readable(page)
     assert_names_are_text(page)
     # Rules: triggered first, with the count of triggered rules.
@@ -174,6 +174,10 @@ def test_one_node_without_gpu(render_html, open_page):
     data_loading = text_of_section(page, "data_loading")
     assert "p25 0.0021 · p50 0.0032 · p95 0.0071" in data_loading
     assert "binedges" not in data_loading and "probs" not in data_loading
+    # Workers against cores in one sentence, and the wait per node and phase, not key/values.
+    assert "2 data loaders, num_workers 0 on a host with 8 cores" in data_loading, data_loading
+    assert "batches are loaded in the training process" in data_loading
+    assert "TRAIN steps on vm waited for data" in data_loading
     # Findings show their evidence.
     assert "node vm · TRAIN · steps 12, 13, 14 · 10 s – 12 s after start" in page["body_text"]
     assert "Recommendation: Raise DataLoader num_workers to 4." in page["body_text"]

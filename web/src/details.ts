@@ -7,12 +7,12 @@ import { histogramChart, pieChart } from "./charts";
 import { el, formatNumber, isNumber, para, table, type Column } from "./dom";
 import type { Json } from "./model";
 
-type JsonObject = { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
 
 const kMaxKeys = 40;
 const kMaxDepth = 4;
 
-function isObject(value: Json | undefined): value is JsonObject {
+export function isObject(value: Json | undefined): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 

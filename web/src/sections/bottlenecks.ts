@@ -3,20 +3,66 @@
 
 import { boxPlotChart } from "../box_plot";
 import { histogramChart, lineChart, pieChart, type XYSeries } from "../charts";
-import { renderDetails } from "../details";
+import { isObject, type JsonObject, renderDetails } from "../details";
 import { asArray, el, formatNumber, gridPerNode, isNumber, para, section } from "../dom";
-import type { DetailsSection, ReportDocument } from "../model";
+import type { DetailsSection, Json, ReportDocument } from "../model";
 
 export function renderDataLoading(doc: ReportDocument): HTMLElement {
   const data = doc.data_loading;
   const shell = section("data_loading", "Dataloading analysis",
     "How many data-loader workers ran and how long batches took to arrive (Dataloader), and whether steps waited for data (DataloaderStarvation).", data);
   if (!shell.available) return shell.root;
+  const loader = isObject(data?.dataloader) ? data.dataloader : {};
   shell.body.append(el("h3", { text: "Data loaders" }));
-  renderDetails(shell.body, data?.dataloader, "data loading time");
+  shell.body.append(para(loaderSentence(loader), "lead"));
+  const times = loader["dataloading_time"];
+  if (isObject(times)) {
+    renderDetails(shell.body, times, "batch loading time (s)");
+  } else {
+    shell.body.append(para("Dataloader recorded no batch loading times.", "note"));
+  }
   shell.body.append(el("h3", { text: "Waiting for data" }));
-  renderDetails(shell.body, data?.starvation, "waiting for data");
+  const waits = waitSentences(data?.starvation);
+  if (waits.length === 0) shell.body.append(para("DataloaderStarvation measured no steps.", "note"));
+  for (const text of waits) shell.body.append(para(text));
   return shell.root;
+}
+
+// "2 data loaders, num_workers 0 on a host with 8 cores, pin_memory off: batches are loaded in
+// the training process." — workers against cores is what the advice turns on.
+function loaderSentence(loader: JsonObject): string {
+  const count = isNumber(loader["dataloaders"]) ? loader["dataloaders"] : null;
+  const workers = isNumber(loader["num_workers"]) ? loader["num_workers"] : null;
+  const cores = isNumber(loader["cores"]) ? loader["cores"] : null;
+  const parts: string[] = [];
+  if (count !== null) parts.push(`${formatNumber(count)} data loader${count === 1 ? "" : "s"}`);
+  if (workers !== null) parts.push(`num_workers ${formatNumber(workers)}${cores !== null ? ` on a host with ${formatNumber(cores)} cores` : ""}`);
+  else if (cores !== null) parts.push(`a host with ${formatNumber(cores)} cores`);
+  const pin = loader["pin_memory"];
+  if (pin !== undefined && pin !== null) parts.push(`pin_memory ${pin === true || pin === 1 ? "on" : "off"}`);
+  if (parts.length === 0) return "Dataloader saw no data loader starting.";
+  let verdict = "";
+  if (workers === 0) verdict = ": batches are loaded in the training process, between steps";
+  else if (workers !== null && cores !== null && workers > cores) verdict = ": more workers than cores, so they queue for CPU";
+  return `${parts.join(", ")}${verdict}.`;
+}
+
+// One sentence per node and step phase: DataloaderStarvation's share of step time spent waiting.
+function waitSentences(starvation: Json | undefined): string[] {
+  const out: string[] = [];
+  if (!isObject(starvation)) return out;
+  for (const [node, phases] of Object.entries(starvation)) {
+    if (!isObject(phases)) continue;
+    for (const [phase, facts] of Object.entries(phases)) {
+      if (!isObject(facts) || !isNumber(facts["data_wait_share"])) continue;
+      const steps = isNumber(facts["steps"]) ? facts["steps"] : 0;
+      const wait = isNumber(facts["mean_wait_ns"]) ? ` (${formatNumber(facts["mean_wait_ns"] / 1e6)} ms of ${formatNumber(isNumber(facts["mean_step_ns"]) ? facts["mean_step_ns"] / 1e6 : 0)} ms per step)` : "";
+      const left = isNumber(facts["disturbed_steps_left_out"]) && facts["disturbed_steps_left_out"] > 0
+        ? `; ${formatNumber(facts["disturbed_steps_left_out"])} steps that stepscope profiled are left out` : "";
+      out.push(`${phase} steps on ${node} waited for data ${formatNumber(100 * facts["data_wait_share"])} % of the time${wait}, over ${formatNumber(steps)} steps${left}.`);
+    }
+  }
+  return out;
 }
 
 function detailsSection(doc: ReportDocument, key: "step_time_breakdown", title: string, explanation: string): HTMLElement {

@@ -135,7 +135,11 @@ function bandPlugin(band: Band): Plugin<"line"> {
   };
 }
 
-export function lineChart(container: HTMLElement, options: { title: string; xLabel: string; yLabel: string; series: XYSeries[]; yMax?: number; band?: Band }): Chart {
+// `plugins`, `xMin` and `xMax` let a page link charts (the dashboard's synced time axis).
+export function lineChart(
+  container: HTMLElement,
+  options: { title: string; xLabel: string; yLabel: string; series: XYSeries[]; yMax?: number; band?: Band; plugins?: Plugin[]; xMin?: number; xMax?: number },
+): Chart {
   // Byte rates are drawn in one binary unit, so the axis ticks at round values of it.
   const bytes = options.yLabel === "bytes/s" ? byteUnit(options.series.flatMap((s) => s.y)) : null;
   const yLabel = bytes ? `${bytes.unit}/s` : options.yLabel;
@@ -167,14 +171,17 @@ export function lineChart(container: HTMLElement, options: { title: string; xLab
         },
       },
       scales: {
-        x: { type: "linear", title: { display: true, text: options.xLabel } },
+        x: {
+          type: "linear", title: { display: true, text: options.xLabel },
+          ...(options.xMin !== undefined ? { min: options.xMin } : {}), ...(options.xMax !== undefined ? { max: options.xMax } : {}),
+        },
         y: {
           type: "linear", beginAtZero: true, title: { display: true, text: yLabel },
           ...(options.yMax !== undefined ? { suggestedMax: options.yMax } : {}),
         },
       },
     },
-    plugins: options.band ? [bandPlugin(options.band)] : [],
+    plugins: [...(options.band ? [bandPlugin(options.band)] : []), ...(options.plugins ?? [])] as Plugin<"line">[],
   };
   return mount(container, config as ChartConfiguration, options.title);
 }
@@ -272,4 +279,10 @@ export function downsampleNote(container: HTMLElement, series: { downsampled?: b
   const shown = reduced.reduce((sum, s) => sum + s.points, 0);
   const cap = isNumber(limit) ? ` (at most ${formatNumber(limit)} points a series)` : "";
   container.append(para(`Downsampled: ${formatNumber(shown)} of ${formatNumber(original)} points shown${cap}, keeping each interval's minimum and maximum.`, "note downsampled"));
+}
+
+// Chart.js keeps every chart in a registry until it is destroyed: a page that redraws (the live
+// dashboard) destroys the charts under what it replaces, or they would pile up.
+export function destroyCharts(container: HTMLElement): void {
+  for (const canvas of container.querySelectorAll("canvas")) Chart.getChart(canvas)?.destroy();
 }

@@ -137,3 +137,8 @@ export function renderCompareFindings(doc: CompareDocument): HTMLElement {
   ], rows));
   return shell.root;
 }
+
+// The compare document's sections in reading order (the report page and the dashboard's compare view).
+export const kCompareSections: ((doc: CompareDocument) => HTMLElement)[] = [
+  renderCompareRuns, renderCompareCost, renderCompareSteps, renderCompareFindings, renderComparePhases, renderCompareOperators, renderCompareUtilization,
+];

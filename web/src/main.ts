@@ -2,27 +2,10 @@
 // <script type="application/json" id="stepscope-model"> and renders it into #app. No network:
 // everything the page shows is in that document.
 
-import { renderCompareCost, renderCompareFindings, renderCompareOperators, renderComparePhases, renderCompareRuns, renderCompareSteps, renderCompareUtilization } from "./compare";
+import { kCompareSections } from "./compare";
 import { el, formatTimestamp, para } from "./dom";
 import type { CompareDocument, ReportDocument } from "./model";
-import { renderBatchSize, renderCpuBottlenecks, renderDataLoading, renderIoBottlenecks, renderStepTimeBreakdown } from "./sections/bottlenecks";
-import { renderFramework, renderJobSummary, renderSystemUsage } from "./sections/overview";
-import { renderFindings, renderRules } from "./sections/rules";
-import { renderCapabilities, renderOperators, renderOverhead, renderPythonProfile } from "./sections/stepscope";
-import { renderGpuMemory, renderGpuUtilization, renderSteps, renderWorkloadBalancing } from "./sections/training";
-import { renderVerdict } from "./sections/verdict";
-
-// The verdict first (what is wrong and what to do), then SageMaker's profiling-report order,
-// stepscope's own sections after.
-const kReportSections: ((doc: ReportDocument) => HTMLElement)[] = [
-  renderVerdict, renderJobSummary, renderSystemUsage, renderFramework, renderRules, renderSteps, renderGpuUtilization,
-  renderWorkloadBalancing, renderDataLoading, renderBatchSize, renderCpuBottlenecks, renderIoBottlenecks, renderGpuMemory,
-  renderFindings, renderStepTimeBreakdown, renderPythonProfile, renderOperators, renderOverhead, renderCapabilities,
-];
-
-const kCompareSections: ((doc: CompareDocument) => HTMLElement)[] = [
-  renderCompareRuns, renderCompareCost, renderCompareSteps, renderCompareFindings, renderComparePhases, renderCompareOperators, renderCompareUtilization,
-];
+import { kReportSections, renderSections, safely } from "./report_sections";
 
 function readDocument(): ReportDocument | CompareDocument {
   const script = document.getElementById("stepscope-model");
@@ -32,16 +15,6 @@ function readDocument(): ReportDocument | CompareDocument {
     throw new Error("the embedded document is not a stepscope.report document");
   }
   return parsed as ReportDocument | CompareDocument;
-}
-
-// A section that fails to render must not take the rest of the report with it.
-function safely<D>(render: (doc: D) => HTMLElement, doc: D): HTMLElement {
-  try {
-    return render(doc);
-  } catch (error) {
-    console.warn("stepscope report: a section failed to render", error);
-    return el("section", { cls: "report-section unavailable" }, para(`This section could not be shown: ${String(error)}`, "why"));
-  }
 }
 
 function header(title: string, subtitle: string): HTMLElement {
@@ -69,15 +42,9 @@ function render(app: HTMLElement): void {
   } else {
     const run = doc.run ?? {};
     app.append(header(`stepscope report: ${run.job ?? "unnamed run"}`, `${doc.generated_by ?? "stepscope"} · generated ${formatTimestamp(doc.generated_at_ns)} · ${run.path ?? ""}`));
-    sections = [];
     const main = el("main");
     app.append(main);
-    // Sections are attached before rendering the next so Chart.js can size canvases to the page.
-    for (const s of kReportSections) {
-      const node = safely(s, doc);
-      main.append(node);
-      sections.push(node);
-    }
+    sections = renderSections(main, kReportSections, doc);
     // The verdict is the first screen; the contents follow it.
     sections[0]?.after(tableOfContents(sections.slice(1)));
     return;

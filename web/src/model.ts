@@ -55,6 +55,7 @@ export interface UsageMetric {
   max?: number;
   p99?: number;
   p95?: number;
+  p90?: number;
   p50?: number;
   min?: number;
 }

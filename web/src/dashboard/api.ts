@@ -54,9 +54,8 @@ export interface SeriesBuckets {
   node?: string;
   key?: string;
   label?: string;
-  unit?: string;
   t_ns?: number[];
-  min?: (number | null)[];
+  min?: (number | null)[];  // NaN travels as null in JSON
   max?: (number | null)[];
   mean?: (number | null)[];
 }
@@ -73,6 +72,8 @@ export interface SeriesAnswer {
 export interface StepSplit {
   node?: string;
   rank?: number | null;
+  pid?: number;
+  disturbed?: boolean;
   step?: number;
   phase?: string;
   start_ns?: number;
@@ -172,4 +173,10 @@ export function fetchSteps(id: string, last: number): Promise<StepsAnswer> {
 
 export function sendCtl(id: string, request: CtlRequest): Promise<ServerAnswer> {
   return send("POST", `${runPath(id)}/ctl`, request);
+}
+
+// A page's status line after a request failed: what was asked for and the server's reason.
+export function showFailure(status: HTMLElement, what: string, error: unknown): void {
+  status.hidden = false;
+  status.textContent = `The server did not give ${what}: ${error instanceof Error ? error.message : String(error)}`;
 }

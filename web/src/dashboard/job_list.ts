@@ -4,7 +4,9 @@
 
 import { asArray, el, formatSeconds, formatTimestamp, para } from "../dom";
 import { type RunFilter, type RunListing, listRuns, setLoaded } from "./api";
+import { onRunsChanged } from "./events";
 import { type Route, routeHref } from "./routes";
+import type { PageCleanup } from "./run_page";
 
 const kStatuses = ["running", "completed", "failed", "killed", "unknown"];
 
@@ -38,7 +40,7 @@ function problemsCell(run: RunListing): HTMLElement {
   return cell;
 }
 
-export function renderJobList(root: HTMLElement, state: JobListState, navigate: (route: Route) => void): void {
+export function renderJobList(root: HTMLElement, state: JobListState, navigate: (route: Route) => void): PageCleanup {
   const search = el("input", { attrs: { type: "search", name: "q", placeholder: "job name", "aria-label": "Search by job name" } });
   search.value = state.filter.q ?? "";
   const status = el("select", { attrs: { name: "status", "aria-label": "Status" } },
@@ -117,4 +119,6 @@ export function renderJobList(root: HTMLElement, state: JobListState, navigate: 
   });
   updateCompare();
   refresh();
+  // A run that starts, ends or disappears under the root shows without a reload.
+  return onRunsChanged(refresh);
 }

@@ -59,11 +59,13 @@ export function renderSystemUsage(doc: ReportDocument): HTMLElement {
   for (const node of asArray(usage?.nodes)) {
     shell.body.append(el("h3", { text: `Node ${node.node ?? "?"}` }));
     for (const sentence of asArray(node.sentences)) shell.body.append(para(sentence));
-    const percentiles = ["max", "p99", "p95", "p50", "min"] as const;
+    // The percentiles the document carries (SageMaker's table has p90, stepscope's model p95).
+    const metrics = asArray(node.metrics);
+    const percentiles = (["max", "p99", "p95", "p90", "p50", "min"] as const).filter((key) => metrics.some((m) => isNumber(m[key])));
     shell.body.append(table<UsageMetric>([
       { title: "Metric", value: (m) => m.metric, format: (v) => String(v ?? "–") },
       ...percentiles.map((key) => ({ title: key, numeric: true, value: (m: UsageMetric) => formatUsage(m[key], m.unit), format: (v: unknown) => String(v) })),
-    ], asArray(node.metrics)));
+    ], metrics));
   }
   // One chart per metric, one line per node, so nodes can be compared at a glance.
   const byLabel = new Map<string, TimelineSeries[]>();
@@ -89,8 +91,9 @@ export function renderSystemUsage(doc: ReportDocument): HTMLElement {
   return shell.root;
 }
 
-// SageMaker's utilization heatmap: one per node, a row per core and GPU, a column per time bucket.
-function renderHeatmaps(container: HTMLElement, heatmap: UtilizationHeatmap | null): void {
+// SageMaker's utilization heatmap: one per node, a row per core and GPU, a column per time bucket
+// (the report's system usage section and the dashboard's Nodes page).
+export function renderHeatmaps(container: HTMLElement, heatmap: UtilizationHeatmap | null): void {
   const rows = asArray(heatmap?.rows);
   if (rows.length === 0 || !isNumber(heatmap?.bucket_s)) return;
   container.append(el("h3", { text: "Utilization of every core and GPU" }));

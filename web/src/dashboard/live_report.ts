@@ -1,0 +1,41 @@
+// A page made of report sections of one run, kept live: an SSE "run" event for the run
+// re-fetches its report (GET /api/runs/{id}/report) at most once a second and redraws the
+// sections where the reader is (scroll position kept). The Overview and GPU pages are this with
+// their own sections.
+
+import { destroyCharts } from "../charts";
+import { el, para } from "../dom";
+import { type ReportSection, renderSections } from "../report_sections";
+import { fetchReport, showFailure } from "./api";
+import { followRun } from "./events";
+import type { PageCleanup, RunFrame } from "./run_page";
+
+export function renderLiveReport(body: HTMLElement, run: string, frame: RunFrame, sectionList: ReportSection[]): PageCleanup {
+  const status = para("Reading the run's report…", "note");
+  let sections = el("div", { cls: "report-sections" });
+  body.append(status, sections);
+  let alive = true;
+  const load = async (): Promise<void> => {
+    try {
+      const report = await fetchReport(run);
+      if (!alive) return;
+      frame.showReport(report);
+      // The new sections take the old ones' place, and the page scrolls back to where it was.
+      const scrollY = globalThis.scrollY;
+      destroyCharts(sections);
+      const fresh = el("div", { cls: "report-sections" });
+      sections.replaceWith(fresh);
+      sections = fresh;
+      renderSections(fresh, sectionList, report);
+      globalThis.scrollTo(0, scrollY);
+      status.hidden = true;
+    } catch (error) {
+      showFailure(status, "the run's report", error);
+    }
+  };
+  const following = followRun(run, load);
+  return () => {
+    alive = false;
+    following.stop();
+  };
+}

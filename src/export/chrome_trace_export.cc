@@ -10,10 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/run_facts.h"
-#include "export/thread_tracks.h"
+#include "analysis/thread_tracks.h"
 #include "export/trace_names.h"
 
 namespace stepscope::exporting {
+
+using analysis::LayoutTracks;
+using analysis::ThreadKey;
+using analysis::TrackLayout;
 namespace {
 
 using analysis::EventArg;

@@ -9,10 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "export/export_test_model.h"
-#include "export/thread_tracks.h"
+#include "analysis/thread_tracks.h"
 #include "export/trace_names.h"
 
 namespace stepscope::exporting {
+
+using analysis::LayoutTracks;
+using analysis::ThreadKey;
+using analysis::TrackLayout;
 namespace {
 
 using testing::MakeExportTestModel;

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "analysis/run_facts.h"
+#include "analysis/step_times.h"
 #include "base/duration.h"
 
 namespace stepscope::exporting {
@@ -51,31 +52,18 @@ StatusOr<ExportRange> StepRange(const analysis::Model& model, const std::string&
       !ParseStepNumber(std::string_view(text).substr(colon + 1), last) || first > last) {
     return InvalidArgumentError("--steps '" + text + "' is not A:B with step numbers 0 <= A <= B (e.g. --steps 100:120)");
   }
-  bool has_train = false;
-  int64_t lowest = INT64_MAX, highest = INT64_MIN;
-  for (uint32_t index : model.steps()) {
-    if (model.StepPhaseOf(model.events()[index]) == analysis::StepPhase::kTrain) has_train = true;
+  const analysis::StepSpan span = analysis::FindStepSpan(model, first, last);
+  const std::string kind = span.train_only ? "TRAIN steps" : "steps";
+  if (!span.found) {
+    if (span.lowest < 0) return InvalidArgumentError("--steps: the run has no steps; use --from/--to for a time range");
+    return InvalidArgumentError("--steps " + text + ": no " + kind + " numbered " + std::to_string(first) + " to " +
+                                std::to_string(last) + "; the run's " + kind + " are numbered " +
+                                std::to_string(span.lowest) + " to " + std::to_string(span.highest));
   }
   ExportRange range;
   range.whole = false;
-  range.start_ns = INT64_MAX;
-  range.end_ns = INT64_MIN;
-  for (uint32_t index : model.steps()) {
-    const analysis::FrameworkEvent& step = model.events()[index];
-    if (has_train && model.StepPhaseOf(step) != analysis::StepPhase::kTrain) continue;
-    lowest = std::min(lowest, step.step);
-    highest = std::max(highest, step.step);
-    if (step.step < first || step.step > last) continue;
-    range.start_ns = std::min(range.start_ns, step.start_ns);
-    range.end_ns = std::max(range.end_ns, std::max(step.end_ns, step.start_ns));
-  }
-  const std::string kind = has_train ? "TRAIN steps" : "steps";
-  if (range.start_ns > range.end_ns) {
-    if (lowest > highest) return InvalidArgumentError("--steps: the run has no steps; use --from/--to for a time range");
-    return InvalidArgumentError("--steps " + text + ": no " + kind + " numbered " + std::to_string(first) + " to " +
-                                std::to_string(last) + "; the run's " + kind + " are numbered " +
-                                std::to_string(lowest) + " to " + std::to_string(highest));
-  }
+  range.start_ns = span.start_ns;
+  range.end_ns = span.end_ns;
   range.description = kind + " " + std::to_string(first) + " to " + std::to_string(last);
   return range;
 }

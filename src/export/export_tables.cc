@@ -3,11 +3,15 @@
 #include <charconv>
 #include <cmath>
 
-#include "export/thread_tracks.h"
+#include "analysis/thread_tracks.h"
 #include "export/trace_names.h"
 #include "base/json_fields.h"
 
 namespace stepscope::exporting {
+
+using analysis::LayoutTracks;
+using analysis::ThreadKey;
+using analysis::TrackLayout;
 namespace {
 
 using analysis::EventArg;

@@ -22,9 +22,13 @@
 #include <utility>
 
 #include "analysis/model.h"
-#include "export/thread_tracks.h"
+#include "analysis/thread_tracks.h"
 
 namespace stepscope::exporting {
+
+using analysis::LayoutTracks;
+using analysis::ThreadKey;
+using analysis::TrackLayout;
 
 class TraceNames {
  public:

@@ -1,17 +1,17 @@
-#include "export/thread_tracks.h"
+#include "analysis/thread_tracks.h"
 
 #include <algorithm>
 #include <map>
 
-namespace stepscope::exporting {
+namespace stepscope::analysis {
 
-TrackLayout LayoutTracks(const analysis::Model& model) {
+TrackLayout LayoutTracks(const Model& model) {
   const auto& events = model.events();
   TrackLayout layout;
 
   // Threads first, so their numbering is sorted and independent of event order.
   std::map<ThreadKey, uint32_t> thread_index;
-  for (const analysis::FrameworkEvent& event : events) {
+  for (const FrameworkEvent& event : events) {
     thread_index.emplace(ThreadKey{event.node, event.pid, event.device, event.tid}, 0);
   }
   std::map<std::pair<uint32_t, int32_t>, uint32_t> process_index;
@@ -32,12 +32,13 @@ TrackLayout LayoutTracks(const analysis::Model& model) {
   std::vector<std::vector<std::vector<int64_t>>> open(layout.threads.size());
   std::vector<uint32_t> event_lane(events.size(), 0);
   layout.event_thread.resize(events.size());
+  layout.event_depth.assign(events.size(), 0);
   std::vector<uint32_t> lanes_of_thread(layout.threads.size(), 1);
   for (size_t i = 0; i < events.size(); ++i) {
-    const analysis::FrameworkEvent& event = events[i];
+    const FrameworkEvent& event = events[i];
     const uint32_t thread = thread_index[ThreadKey{event.node, event.pid, event.device, event.tid}];
     layout.event_thread[i] = thread;
-    if (event.kind != analysis::EventKind::kSpan) continue;
+    if (event.kind != EventKind::kSpan) continue;
     const int64_t end_ns = std::max(event.end_ns, event.start_ns);
     auto& lanes = open[thread];
     uint32_t lane = 0;
@@ -46,6 +47,7 @@ TrackLayout LayoutTracks(const analysis::Model& model) {
       std::vector<int64_t>& stack = lanes[lane];
       while (!stack.empty() && stack.back() <= event.start_ns) stack.pop_back();
       if (stack.empty() || stack.back() >= end_ns) {
+        layout.event_depth[i] = static_cast<uint8_t>(std::min<size_t>(stack.size(), UINT8_MAX));
         stack.push_back(end_ns);
         break;
       }
@@ -66,4 +68,4 @@ TrackLayout LayoutTracks(const analysis::Model& model) {
   return layout;
 }
 
-}  // namespace stepscope::exporting
+}  // namespace stepscope::analysis

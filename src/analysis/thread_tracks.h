@@ -7,7 +7,8 @@
 //   thread (node, pid, tid, device)  ->  lane 0 (the thread itself), lane 1, lane 2, ...
 //
 // Tracks are numbered in (thread, lane) order, threads in (node, pid, device, tid) order, so a
-// thread's overflow lanes sort right after it. Callers: the Chrome trace and table exporters.
+// thread's overflow lanes sort right after it. Callers: the Chrome trace and table exporters, the
+// dashboard's timeline (timeline_view.h).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,7 @@
 
 #include "analysis/model.h"
 
-namespace stepscope::exporting {
+namespace stepscope::analysis {
 
 struct ThreadKey {
   uint32_t node = 0;
@@ -36,12 +37,13 @@ struct TrackLayout {
   std::vector<Track> tracks;            // sorted by (thread, lane)
   std::vector<uint32_t> event_thread;   // per model event: index into threads
   std::vector<uint32_t> event_track;    // per model event: index into tracks (instants, counters: lane 0)
+  std::vector<uint8_t> event_depth;     // per model event: spans enclosing it on its track (0: top level; capped at 255)
   std::vector<uint32_t> process_of_thread;  // per thread: index into processes
   std::vector<std::pair<uint32_t, int32_t>> processes;  // (node, pid), sorted
 };
 
 // Assigns every event of `model` to its thread and every span to the lowest lane where it nests.
 // Track names: trace_names.h.
-TrackLayout LayoutTracks(const analysis::Model& model);
+TrackLayout LayoutTracks(const Model& model);
 
-}  // namespace stepscope::exporting
+}  // namespace stepscope::analysis

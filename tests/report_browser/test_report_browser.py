@@ -172,7 +172,7 @@ def test_one_node_without_gpu(render_html, open_page):
     assert page["body_text"].index("DataloaderStarvation") < page["body_text"].index("CPUBottleneck")
     # The data-loading histogram is drawn with its percentiles, not printed as bins and counts.
     data_loading = text_of_section(page, "data_loading")
-    assert "p25 0.0021 · p50 0.0032 · p95 0.0071" in data_loading
+    assert "Batch loading time: p25 2.1 ms · p50 3.2 ms · p95 7.1 ms" in data_loading, data_loading
     assert "binedges" not in data_loading and "probs" not in data_loading
     # Workers against cores in one sentence, and the wait per node and phase, not key/values.
     assert "2 data loaders, num_workers 0 on a host with 8 cores" in data_loading, data_loading

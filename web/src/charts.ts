@@ -244,31 +244,52 @@ export function pieChart(container: HTMLElement, options: { title: string; label
   return mount(container, config as ChartConfiguration, options.title);
 }
 
-// A histogram from N+1 bin edges and N counts, drawn as touching bars labelled by bin start.
+// A histogram from N+1 bin edges and N counts, drawn as touching bars on a numeric axis, so the
+// axis ticks at round values of the measured quantity instead of printing every bin's range.
 export function histogramChart(container: HTMLElement, options: { title: string; edges: number[]; counts: number[]; xLabel: string; series?: { label: string; counts: number[] }[] }): Chart | null {
   const bins = Math.min(options.edges.length - 1, options.counts.length);
   if (bins <= 0) {
     container.append(para("No histogram: the document has no bins.", "note"));
     return null;
   }
-  const labels: string[] = [];
-  for (let i = 0; i < bins; i++) labels.push(`${formatNumber(options.edges[i])}–${formatNumber(options.edges[i + 1])}`);
+  const edges = options.edges;
+  const centers: number[] = [];
+  for (let i = 0; i < bins; i++) centers.push(((edges[i] ?? 0) + (edges[i + 1] ?? 0)) / 2);
   const series = options.series ?? [{ label: "count", counts: options.counts }];
-  const config: ChartConfiguration<"bar", number[], string> = {
+  const config: ChartConfiguration<"bar", { x: number; y: number }[], number> = {
     type: "bar",
     data: {
-      labels,
-      datasets: series.map((s, i) => ({ label: s.label, data: s.counts.slice(0, bins), backgroundColor: color(i), barPercentage: 1, categoryPercentage: 1 })),
+      datasets: series.map((s, i) => ({
+        label: s.label,
+        data: centers.map((x, bin) => ({ x, y: s.counts[bin] ?? 0 })),
+        // Overlaid series show through each other.
+        backgroundColor: series.length > 1 ? `${color(i)}99` : color(i), barPercentage: 1, categoryPercentage: 1, grouped: false,
+      })),
     },
     options: {
-      plugins: { title: { display: true, text: options.title }, legend: { display: series.length > 1 } },
+      plugins: {
+        title: { display: true, text: options.title },
+        legend: { display: series.length > 1 },
+        tooltip: {
+          callbacks: {
+            title: (items) => {
+              const bin = items[0]?.dataIndex ?? 0;
+              return `${formatNumber(edges[bin] ?? 0)} – ${formatNumber(edges[bin + 1] ?? 0)}`;
+            },
+          },
+        },
+      },
       scales: {
-        x: { title: { display: true, text: options.xLabel }, ticks: { maxRotation: 0, autoSkip: true } },
+        x: {
+          type: "linear", offset: false, min: edges[0] ?? 0, max: edges[bins] ?? 0,
+          title: { display: true, text: options.xLabel },
+          ticks: { maxRotation: 0, autoSkip: true, callback: (value) => formatNumber(Number(value)) },
+        },
         y: { beginAtZero: true, title: { display: true, text: "count" } },
       },
     },
   };
-  return mount(container, config as ChartConfiguration, options.title);
+  return mount(container, config as unknown as ChartConfiguration, options.title);
 }
 
 // The sentence under a chart whose series the model builder downsampled.

@@ -31,7 +31,7 @@ function numbers(value: Json | undefined): number[] | null {
 
 // SageMaker's histograms: {"binedges": [...], "counts"|"hist"|"probs": [...]} (Dataloader's
 // loading times and StepOutlier's step times use "probs", which hold counts).
-function histogramOf(value: JsonObject): { edges: number[]; counts: number[] } | null {
+export function histogramOf(value: JsonObject): { edges: number[]; counts: number[] } | null {
   const edges = numbers(value["binedges"] ?? value["bin_edges"] ?? value["bin_edges_ms"]);
   const counts = numbers(value["counts"] ?? value["hist"] ?? value["histogram"] ?? value["probs"]);
   return edges && counts ? { edges, counts } : null;

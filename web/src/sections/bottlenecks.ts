@@ -3,7 +3,7 @@
 
 import { boxPlotChart } from "../box_plot";
 import { histogramChart, lineChart, pieChart, type XYSeries } from "../charts";
-import { isObject, type JsonObject, renderDetails } from "../details";
+import { histogramOf, isObject, type JsonObject, renderDetails } from "../details";
 import { asArray, el, formatNumber, gridPerNode, isNumber, para, section } from "../dom";
 import type { DetailsSection, Json, ReportDocument } from "../model";
 
@@ -16,8 +16,12 @@ export function renderDataLoading(doc: ReportDocument): HTMLElement {
   shell.body.append(el("h3", { text: "Data loaders" }));
   shell.body.append(para(loaderSentence(loader), "lead"));
   const times = loader["dataloading_time"];
-  if (isObject(times)) {
-    renderDetails(shell.body, times, "batch loading time (s)");
+  const histogram = isObject(times) ? histogramOf(times) : null;
+  if (isObject(times) && histogram) {
+    // SageMaker writes seconds; batches take milliseconds.
+    const ms = (seconds: Json | undefined) => (isNumber(seconds) ? `${formatNumber(seconds * 1000, 3)} ms` : "?");
+    shell.body.append(para(`Batch loading time: p25 ${ms(times["p25"])} · p50 ${ms(times["p50"])} · p95 ${ms(times["p95"])}`, "stats"));
+    histogramChart(shell.body, { title: "Batch loading time", edges: histogram.edges.map((s) => s * 1000), counts: histogram.counts, xLabel: "batch loading time (ms)" });
   } else {
     shell.body.append(para("Dataloader recorded no batch loading times.", "note"));
   }
@@ -59,7 +63,8 @@ function waitSentences(starvation: Json | undefined): string[] {
       const wait = isNumber(facts["mean_wait_ns"]) ? ` (${formatNumber(facts["mean_wait_ns"] / 1e6)} ms of ${formatNumber(isNumber(facts["mean_step_ns"]) ? facts["mean_step_ns"] / 1e6 : 0)} ms per step)` : "";
       const left = isNumber(facts["disturbed_steps_left_out"]) && facts["disturbed_steps_left_out"] > 0
         ? `; ${formatNumber(facts["disturbed_steps_left_out"])} steps that stepscope profiled are left out` : "";
-      out.push(`${phase} steps on ${node} waited for data ${formatNumber(100 * facts["data_wait_share"])} % of the time${wait}, over ${formatNumber(steps)} steps${left}.`);
+      // One decimal, as the verdict and the finding print the same share.
+      out.push(`${phase} steps on ${node} waited for data ${(100 * facts["data_wait_share"]).toFixed(1)} % of the time${wait}, over ${formatNumber(steps)} steps${left}.`);
     }
   }
   return out;

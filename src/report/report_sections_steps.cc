@@ -1,6 +1,7 @@
 #include "report/report_sections_steps.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
@@ -158,6 +159,31 @@ nlohmann::json SharedHistogram(const std::vector<DurationSeries>& series) {
   return {{"bin_edges_ms", edges}, {"series", std::move(out)}};
 }
 
+// StepOutlier's outlier step numbers for (node, phase), read in both of its shapes (RULES.md §5):
+// step_details[node] = {"phase", "step_numbers", ...} when the node has one phase (the
+// reference's shape, which writes the numbers as strings), step_details[node][phase] = {...}
+// when two phases each had enough steps.
+nlohmann::json StepOutlierNumbers(const nlohmann::json& step_details, const std::string& node,
+                                  std::string_view full_phase) {
+  const nlohmann::json entry = JsonObject(step_details, node.c_str());
+  const std::string phase(full_phase);
+  const nlohmann::json numbers = entry.contains("step_numbers") && JsonString(entry, "phase") == phase
+                                     ? JsonArray(entry, "step_numbers")
+                                     : JsonArray(JsonObject(entry, phase.c_str()), "step_numbers");
+  nlohmann::json out = nlohmann::json::array();
+  for (const nlohmann::json& number : numbers) {
+    int64_t step = 0;
+    if (number.is_number_integer()) {
+      out.push_back(number.get<int64_t>());
+    } else if (number.is_string()) {
+      const std::string text = number.get<std::string>();
+      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), step);
+      if (error == std::errc() && end == text.data() + text.size()) out.push_back(step);
+    }
+  }
+  return out;
+}
+
 // StepOutlier's outlier steps with their durations, so the page marks them on the per-step line
 // even where downsampling dropped them from it. A step number that several ranks ran is marked
 // at its longest duration, the one that stood out.
@@ -304,9 +330,7 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
     for (uint32_t index : group.measured) steps.push_back(model.events()[index].step);
     std::vector<double> sorted = duration_ms;
     std::sort(sorted.begin(), sorted.end());
-    const nlohmann::json outliers = JsonArray(
-        JsonObject(JsonObject(outliers_by_node, node.c_str()), std::string(full_phase).c_str()),
-        "step_numbers");
+    const nlohmann::json outliers = StepOutlierNumbers(outliers_by_node, node, full_phase);
     bool per_rank = false;
     for (const rules::RankStepTimes& rank : rank_times) {
       if (rank.node != group.node || rank.phase != phase) continue;

@@ -125,6 +125,17 @@ TEST(JobSummaryTest, WithoutStepsSaysWhy) {
   EXPECT_NE(summary["why"].get<std::string>().find("No training step"), std::string::npos);
 }
 
+TEST(StepsSectionTest, ReadsStepOutliersInTheReferencesOnePhaseShapeWithStringNumbers) {
+  // One phase on a node: step_details[node] = {"phase", "step_numbers": ["4"]}, as SageMaker writes.
+  Fixture f{SmallModel()};
+  f.rules = nlohmann::json::parse(R"({"rules": [{"Rule": "StepOutlier", "Details": {"step_details": {"n0":
+      {"phase": "Step:ModeKeys.TRAIN", "step_numbers": ["4"], "number_of_outliers": 1}}}}]})");
+  const nlohmann::json steps = BuildStepsSection(f.Context());
+  ASSERT_EQ(steps["nodes"].size(), 1u);
+  EXPECT_EQ(steps["nodes"][0]["outliers"], nlohmann::json::array({4}));
+  EXPECT_EQ(steps["nodes"][0]["outlier_points"]["step"], nlohmann::json::array({4}));
+}
+
 TEST(StepsSectionTest, ExactStatisticsHistogramAndOutliers) {
   Fixture f{SmallModel()};
   f.rules = nlohmann::json::parse(R"({"rules": [{"Rule": "StepOutlier", "Details": {"step_details": {"n0":

@@ -6,7 +6,7 @@ if(NOT STEPSCOPE_BUILD_TESTS)
   return()
 endif()
 add_executable(report_golden_test ${CMAKE_CURRENT_LIST_DIR}/report_golden_test.cc)
-target_link_libraries(report_golden_test PRIVATE stepscope::report stepscope::analysis
+target_link_libraries(report_golden_test PRIVATE stepscope::report stepscope::rules stepscope::analysis
   stepscope::importer_sagemaker PkgConfig::ZSTD GTest::gtest GTest::gtest_main)
 target_compile_definitions(report_golden_test PRIVATE
   STEPSCOPE_REPORT_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}/expected"

@@ -27,6 +27,8 @@
 #include "report/run_report.h"
 #include "importers/sagemaker/sagemaker_importer.h"
 #include "report/report_model.h"
+#include "rules/builtin_rules.h"
+#include "rules/profiler_report.h"
 
 namespace stepscope {
 namespace {
@@ -122,6 +124,41 @@ nlohmann::json SageMakerReport(const std::string& input, const std::string& show
   inputs.rules = *rules;
   return report::BuildReportModel(inputs);
 }
+
+// A rules golden case (tests/golden/rules/<case>): its input imported and its parameters.json
+// applied, as the rules goldens evaluate it, so the report shows the finding that case plants.
+nlohmann::json RulesCaseReport(const std::string& name) {
+  const std::string case_dir = kRulesGoldenDir + "/" + name;
+  auto model = analysis::ImportSageMaker(case_dir + "/input");
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  if (!model.ok()) return nullptr;
+  auto driver = rules::ProfilerReport::Create(rules::BuiltinRules());
+  EXPECT_TRUE(driver.ok());
+  if (!driver.ok()) return nullptr;
+  std::ifstream in(case_dir + "/parameters.json");
+  if (in) {
+    std::stringstream text;
+    text << in.rdbuf();
+    const nlohmann::json parameters = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    const Status applied = (*driver)->ApplyParameterObject(parameters, case_dir + "/parameters.json");
+    EXPECT_TRUE(applied.ok()) << applied.message();
+  }
+  (*driver)->Finish(*model);
+  report::ReportInputs inputs;
+  inputs.model = &*model;
+  inputs.job = "import";
+  inputs.path = "tests/golden/rules/" + name + "/input";
+  inputs.generated_by = "stepscope test";
+  inputs.rules = (*driver)->RulesJson();
+  inputs.rules_source = "evaluated";
+  return report::BuildReportModel(inputs);
+}
+
+// Issue 13: each section's chart data on the case that triggers its rule.
+TEST(ReportGoldenTest, CpuBottleneckCausesAndBand) { CheckGolden("rules_cpu_bottleneck", RulesCaseReport("cpu_bottleneck")); }
+TEST(ReportGoldenTest, LoadBalancingHistogramsOfFourGpus) { CheckGolden("rules_four_gpus", RulesCaseReport("four_gpus")); }
+TEST(ReportGoldenTest, BatchSizeBoxesAtTheTrigger) { CheckGolden("rules_low_gpu_utilization", RulesCaseReport("low_gpu_utilization")); }
+TEST(ReportGoldenTest, StepOutliersMarkedOnTheStepLine) { CheckGolden("rules_step_outliers", RulesCaseReport("step_outliers")); }
 
 TEST(ReportGoldenTest, SageMakerTestTraces) {
   CheckGolden("sagemaker_test_traces",

@@ -132,10 +132,12 @@ function renderLastSteps(steps: StepSplit[]): HTMLElement {
   const keyed = steps.map((s) => ({ ...s, node: stepLabel(s) }));
   gridPerNode(shell.body, keyed, (cell, label, onNode) => {
     const last = onNode.slice(-kLastSteps);
-    const parts = [...new Set(last.flatMap((s) => asArray(s.parts).map((p) => p.name ?? "?")))];
+    // Parts no step spent time in stay out of the legend.
+    const parts = [...new Set(last.flatMap((s) => asArray(s.parts).filter((p) => (p.ms ?? 0) > 0).map((p) => p.name ?? "?")))];
     barChart(cell, {
       title: `${label}: time per step (ms)`, yLabel: "ms", stacked: true,
-      labels: last.map((s) => String(s.step ?? "?")),
+      // TRAIN steps by number; other phases' numbers count on their own, so they are named.
+      labels: last.map((s) => (s.phase && s.phase !== "TRAIN" ? `${s.phase} ${s.step ?? "?"}` : String(s.step ?? "?"))),
       series: parts.map((name) => ({ label: name, values: last.map((s) => asArray(s.parts).filter((p) => (p.name ?? "?") === name).reduce((sum, p) => sum + (p.ms ?? 0), 0)) })),
     });
   });

@@ -7,10 +7,13 @@
 //   node drive_dashboard.mjs --web-dir <repo>/web --base http://127.0.0.1:PORT --out DIR SCENARIO ARGS...
 //
 //   pages RUN NAME         open Overview, Nodes, GPU and Control of RUN; screenshots DIR/NAME-<page>.png
-//   jobs QUERY RUN NAME    the job list: search QUERY, load RUN, unload it; DIR/NAME.png
+//                          (whole page) and DIR/NAME-<page>-first-screen.png (1280x800)
+//   jobs QUERY RUN NAME    the job list: search QUERY, load RUN, unload it; DIR/NAME-all.png
+//                          (every run), DIR/NAME.png (the search, RUN loaded)
 //   zoom RUN NAME          select an interval on the Nodes page of RUN by dragging
 //   live RUN               the Nodes page of a running RUN until its charts gain points
-//   control RUN WINDOW     schedule an operator detail window START:COUNT from the Control page
+//   control RUN WINDOW NAME  schedule an operator detail window START:COUNT from the Control page;
+//                          DIR/NAME.png shows the server's answer
 //   compare RUN,RUN NAME   the side-by-side view of several runs
 //
 // Exits 77 (skipped) when Chromium is not installed.
@@ -108,6 +111,8 @@ const scenarios = {
       await settle(page);
       result.pages[tab] = await observe(page);
       await page.screenshot({ path: join(outDir, `${name}-${tab}.png`), fullPage: true });
+      // What a reader sees first (the user guide's pictures).
+      await page.screenshot({ path: join(outDir, `${name}-${tab}-first-screen.png`) });
     }
   },
 
@@ -140,6 +145,7 @@ const scenarios = {
     const row = (id) => page.locator(`tr[data-run="${id}"]`);
     await page.waitForSelector("table.runs tbody tr", { timeout: kLimitMs });
     result.all = await page.$$eval("table.runs tbody tr[data-run]", (rows) => rows.map((r) => r.getAttribute("data-run")));
+    await page.screenshot({ path: join(outDir, `${name}-all.png`) });
     await page.fill("input[name=q]", query);
     await page.click("form.filters button[type=submit]");
     await page.waitForFunction((count) => document.querySelectorAll("table.runs tbody tr[data-run]").length !== count
@@ -172,14 +178,14 @@ const scenarios = {
     result.page = await observe(page);
   },
 
-  async control(page, [run, window]) {
+  async control(page, [run, window, name]) {
     await page.goto(`${base}/#/run/${encodeURIComponent(run)}/control`, { waitUntil: "load" });
     await page.waitForSelector("form.control-form", { timeout: kLimitMs });
     await page.fill("input[name=detailed_steps]", window);
     await page.click("form.control-form button[type=submit]");
     await page.waitForSelector("pre.server-answer:not([hidden])", { timeout: kLimitMs }).catch(() => {});
     result.answer = await page.$eval("pre.server-answer", (pre) => ({ text: pre.textContent, cls: pre.className, hidden: pre.hidden }));
-    await page.screenshot({ path: join(outDir, "control-answer.png"), fullPage: true });
+    await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
   },
 
   async compare(page, [runs, name]) {

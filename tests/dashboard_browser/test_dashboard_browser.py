@@ -142,7 +142,7 @@ def test_a_chart_of_a_running_job_updates_live(drive, server, running_job):
 
 def test_control_schedules_a_detail_window_recorded_in_the_run(drive, running_job):
     run_id, node_dir = running_job
-    seen = drive("control", run_id, "900:2")
+    seen = drive("control", run_id, "900:2", "dashboard-control-accepted")
     assert "refused" not in seen["answer"]["cls"], seen["answer"]["text"]
     assert seen["answer"]["text"].startswith("Accepted")
     control_dir = node_dir / "control"
@@ -154,6 +154,6 @@ def test_control_schedules_a_detail_window_recorded_in_the_run(drive, running_jo
 
 
 def test_control_of_a_finished_job_shows_the_refusal(drive, run_ids):
-    seen = drive("control", run_ids["cpu-steps"], "5:1", refused_status=409)
+    seen = drive("control", run_ids["cpu-steps"], "5:1", "dashboard-control-refused", refused_status=409)
     assert "refused" in seen["answer"]["cls"]
     assert seen["answer"]["text"].startswith("Refused (409)")

@@ -99,7 +99,7 @@ function stepsIn(steps: StepSplit[], range: TimeRange, startNs: number): StepSpl
 }
 
 function partsText(step: StepSplit): string {
-  return asArray(step.parts).map((p) => `${p.name ?? "?"} ${formatMs(p.ms)}`).join(", ");
+  return asArray(step.parts).filter((p) => (p.ms ?? 0) > 0).map((p) => `${p.name ?? "?"} ${formatMs(p.ms)}`).join(", ");
 }
 
 function renderSelection(container: HTMLElement, range: TimeRange | null, steps: StepSplit[], startNs: number): void {

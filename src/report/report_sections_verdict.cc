@@ -139,14 +139,16 @@ nlohmann::json Figures(const ReportContext& context, const nlohmann::json& docum
                                "samples/s"));
     }
   }
-  // Share of TRAIN step time spent waiting for data (StepTimeBreakdown, every node).
+  // Share of TRAIN step time spent waiting for data, every node: DataloaderStarvation's
+  // measurement (data_loading.starvation), the one its finding and the verdict sentence quote.
   double wait_ns = 0, step_ns = 0;
   // A named copy: items() of a temporary would walk freed memory.
-  const nlohmann::json breakdown = JsonObject(JsonObject(document, "step_time_breakdown"), "details");
-  for (const auto& [node, phases] : breakdown.items()) {
+  const nlohmann::json starvation = JsonObject(JsonObject(document, "data_loading"), "starvation");
+  for (const auto& [node, phases] : starvation.items()) {
     const nlohmann::json train = JsonObject(phases, "TRAIN");
-    wait_ns += JsonDouble(JsonObject(JsonObject(train, "categories"), "data_wait"), "ns", 0);
-    step_ns += JsonDouble(train, "step_ns", 0);
+    const double total_ns = JsonDouble(train, "mean_step_ns", 0) * JsonDouble(train, "steps", 0);
+    wait_ns += JsonDouble(train, "data_wait_share", 0) * total_ns;
+    step_ns += total_ns;
   }
   if (step_ns > 0) figures.push_back(Figure("data_wait_pct", "TRAIN time waiting for data", 100 * wait_ns / step_ns, "%"));
   // CPU and GPU utilization p95: the busiest node's (system_usage).

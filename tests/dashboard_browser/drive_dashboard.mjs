@@ -161,6 +161,16 @@ const scenarios = {
     await page.waitForFunction((id) => document.querySelector(`tr[data-run="${id}"] button.load`)?.textContent === "Load", run, { timeout: kLimitMs }).catch(() => {});
     result.after_unload = await row(run).locator("button.load").textContent();
     result.listed_after_unload = await page.evaluate(async () => (await (await fetch("/api/runs")).json()).runs.map((r) => [r.id, r.loaded]));
+    // The status filter: a listing of running runs only, then of completed ones.
+    const listed = async (status) => {
+      await page.fill("input[name=q]", "");
+      await page.selectOption("select[name=status]", status);
+      await page.click("form.filters button[type=submit]");
+      await page.waitForFunction(() => !document.querySelector(".list-summary")?.textContent?.startsWith("Listing"), null, { timeout: kLimitMs });
+      return page.$$eval("table.runs tbody tr[data-run]", (rows) => rows.map((r) => r.getAttribute("data-run")));
+    };
+    result.running = await listed("running");
+    result.completed = await listed("completed");
     result.page = await observe(page);
   },
 

@@ -26,6 +26,9 @@ def test_job_list_searches_by_name_and_loads_and_unloads(drive, run_ids):
     assert [cpu, True] in seen["listed_after_load"], "the server lists the run loaded after the page loaded it"
     assert seen["after_unload"] == "Load"
     assert [cpu, False] in seen["listed_after_unload"]
+    # No job runs while this test does: the status filter keeps none as running, these as completed.
+    assert seen["running"] == []
+    assert set(run_ids.values()) <= set(seen["completed"])
 
 
 def test_every_page_of_the_recorded_cpu_run(drive, run_ids):

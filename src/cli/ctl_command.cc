@@ -121,6 +121,33 @@ std::string WhyNotRunning(const std::string& node_dir) {
   return "";
 }
 
+StatusOr<ControlOutcome> ApplyControl(const CtlInvocation& invocation, const launcher::ControlRequest& request) {
+  STEPSCOPE_ASSIGN_OR_RETURN(std::vector<std::string> targets, FindControlTargets(invocation.run, invocation.node));
+  ControlOutcome outcome;
+  std::vector<std::string> running;
+  for (const std::string& node_dir : targets) {
+    const std::string why = WhyNotRunning(node_dir);
+    if (why.empty()) {
+      running.push_back(node_dir);
+    } else if (targets.size() > 1) {
+      outcome.skipped.emplace_back(BaseName(node_dir), why);
+    } else {
+      return UnavailableError("node '" + BaseName(node_dir) + "' of run '" + invocation.run + "': " + why +
+                              "; live changes apply to running jobs only");
+    }
+  }
+  if (running.empty()) {
+    return UnavailableError("every node of run '" + invocation.run + "' has ended; live changes apply to running jobs only");
+  }
+  const int64_t now_ns = static_cast<int64_t>(RealtimeNowNs());
+  for (const std::string& node_dir : running) {
+    auto sequence = launcher::WriteControlFile(node_dir, request, now_ns);
+    if (!sequence.ok()) return IoError(sequence.status().message() + "; check that the run directory is writable");
+    outcome.written.push_back({BaseName(node_dir), node_dir, *sequence});
+  }
+  return outcome;
+}
+
 int CtlCommand(const CtlInvocation& invocation) {
   auto fail = [](const std::string& message, int code) {
     std::fprintf(stderr, "stepscope ctl: %s\n", message.c_str());
@@ -128,26 +155,15 @@ int CtlCommand(const CtlInvocation& invocation) {
   };
   auto request = BuildControlRequest(invocation);
   if (!request.ok()) return fail(request.status().message(), kExitUsage);
-  auto targets = FindControlTargets(invocation.run, invocation.node);
-  if (!targets.ok()) return fail(targets.status().message(), kExitFailed);
-
-  std::vector<std::string> running;
-  for (const std::string& node_dir : *targets) {
-    const std::string why = WhyNotRunning(node_dir);
-    if (why.empty()) running.push_back(node_dir);
-    else if (targets->size() > 1) std::fprintf(stderr, "stepscope ctl: skipping node '%s': %s\n", BaseName(node_dir).c_str(), why.c_str());
-    else return fail("node '" + BaseName(node_dir) + "' of run '" + invocation.run + "': " + why +
-                     "; live changes apply to running jobs only", kExitFailed);
+  auto outcome = ApplyControl(invocation, *request);
+  if (!outcome.ok()) return fail(outcome.status().message(), kExitFailed);
+  for (const auto& [node, why] : outcome->skipped) {
+    std::fprintf(stderr, "stepscope ctl: skipping node '%s': %s\n", node.c_str(), why.c_str());
   }
-  if (running.empty()) {
-    return fail("every node of run '" + invocation.run + "' has ended; live changes apply to running jobs only", kExitFailed);
-  }
-  const int64_t now_ns = static_cast<int64_t>(RealtimeNowNs());
-  for (const std::string& node_dir : running) {
-    auto sequence = launcher::WriteControlFile(node_dir, *request, now_ns);
-    if (!sequence.ok()) return fail(sequence.status().message() + "; check that the run directory is writable", kExitFailed);
-    std::printf("node %s: scheduled control %lld (%s/control/%lld.json)\n", BaseName(node_dir).c_str(),
-                static_cast<long long>(*sequence), node_dir.c_str(), static_cast<long long>(*sequence));
+  for (const ControlOutcome::Written& written : outcome->written) {
+    std::printf("node %s: scheduled control %lld (%s/control/%lld.json)\n", written.node.c_str(),
+                static_cast<long long>(written.sequence), written.node_dir.c_str(),
+                static_cast<long long>(written.sequence));
     if (request->interval_ns) {
       std::printf("  system sampling interval %s: the launcher applies it within about a second\n",
                   FormatDurationNs(*request->interval_ns).c_str());

@@ -6,7 +6,8 @@
 // The launcher (launcher/control_watcher.h) applies interval_ns within about a second; the job's Python
 // processes (python/stepscope/_config.py ControlWatcher) apply detail at their next step.
 //
-// Callers: main.cc. Threading: main thread only.
+// Callers: main.cc; `stepscope serve` (POST /api/runs/{id}/ctl applies the same request through
+// ApplyControl). Threading: ApplyControl may run on any thread; files are written atomically.
 #pragma once
 
 #include <string>
@@ -36,6 +37,22 @@ StatusOr<std::vector<std::string>> FindControlTargets(const std::string& run, co
 // Empty when the node's job is running; otherwise why not ("exited with code 0"), read from
 // its manifest (and, for a launcher on this host, whether that process is still alive).
 std::string WhyNotRunning(const std::string& node_dir);
+
+// What one request did on each node of a run.
+struct ControlOutcome {
+  struct Written {
+    std::string node;
+    std::string node_dir;
+    int64_t sequence = 0;  // <node_dir>/control/<sequence>.json
+  };
+  std::vector<Written> written;
+  std::vector<std::pair<std::string, std::string>> skipped;  // (node, why it is not running)
+};
+
+// Writes `request` to every running node `invocation` designates (its run and node). NotFound:
+// no such run or node; Unavailable: no designated node is running (the message says why);
+// IoError: a control file could not be written.
+StatusOr<ControlOutcome> ApplyControl(const CtlInvocation& invocation, const launcher::ControlRequest& request);
 
 // The whole command; returns the exit code (0 written, 1 no such or ended run, 2 bad values).
 int CtlCommand(const CtlInvocation& invocation);

@@ -16,6 +16,7 @@
 #include "cli/run_command.h"
 #include "cli/run_info.h"
 #include "cli/rules_command.h"
+#include "cli/serve_command.h"
 #include "cli/summary_command.h"
 
 namespace {
@@ -182,6 +183,17 @@ int main(int argc, char** argv) {
   import_kineto_app->add_option("--out", import_kineto.out, "Root directory of runs (default ./stepscope-runs)");
   import_kineto_app->add_option("--job", import_kineto.job, "Run name (default <first FILE basename>-import)");
 
+  stepscope::cli::ServeInvocation serve;
+  CLI::App* serve_app = app.add_subcommand(
+      "serve", "Serve the live dashboard over the runs under ROOT (or one run): job list, overview, nodes, "
+               "control. Binds 127.0.0.1 unless told otherwise; any other address needs a token.");
+  serve_app->footer("Example: stepscope serve stepscope-runs --port 8421   (then open the URL it prints)");
+  serve_app->add_option("ROOT_OR_RUN", serve.root, "Root directory of runs, or one run (default ./stepscope-runs)");
+  serve_app->add_option("--host", serve.host, "Address to listen on (default 127.0.0.1; others require a token)");
+  serve_app->add_option("--port", serve.port, "Port to listen on (default 8421; 0: any free port)");
+  serve_app->add_option("--token", serve.token,
+                        "Token every request must carry (default: generated when --host is not a loopback address)");
+
   if (argc > 1 && argv[1][0] != '-') {
     std::string command = argv[1], known;
     bool found = false;
@@ -243,6 +255,7 @@ int main(int argc, char** argv) {
   }
   if (info_app->parsed()) return stepscope::cli::InfoCommand(info_run, info_json);
   if (ctl_app->parsed()) return stepscope::cli::CtlCommand(ctl);
+  if (serve_app->parsed()) return stepscope::cli::ServeCommand(serve);
   if (pyprof_app->parsed()) {
     pyprof.sort = pyprof_sort == "cumulative" ? stepscope::cli::PyprofSort::kCumulative : stepscope::cli::PyprofSort::kSelf;
     return stepscope::cli::PyprofCommand(pyprof);

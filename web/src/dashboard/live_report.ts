@@ -10,11 +10,18 @@ import { fetchReport, showFailure } from "./api";
 import { followRun } from "./events";
 import type { PageCleanup, RunFrame } from "./run_page";
 
+// The first sections a page shows are painted before the rest are built: on a day-long run the
+// whole page takes a second or more to build, and the verdict is what the reader came for.
+const kFirstPaintSections = 2;
+
+const nextFrame = (): Promise<void> => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+
 export function renderLiveReport(body: HTMLElement, run: string, frame: RunFrame, sectionList: ReportSection[]): PageCleanup {
   const status = para("Reading the run's report…", "note");
   let sections = el("div", { cls: "report-sections" });
   body.append(status, sections);
   let alive = true;
+  let painted = false;
   const load = async (): Promise<void> => {
     try {
       const report = await fetchReport(run);
@@ -26,9 +33,18 @@ export function renderLiveReport(body: HTMLElement, run: string, frame: RunFrame
       const fresh = el("div", { cls: "report-sections" });
       sections.replaceWith(fresh);
       sections = fresh;
+      status.hidden = true;
+      if (!painted) {
+        // First load: the verdict paints, then the rest is built (nothing to keep in place yet).
+        painted = true;
+        renderSections(fresh, sectionList.slice(0, kFirstPaintSections), report);
+        await nextFrame();
+        if (!alive || sections !== fresh) return;
+        renderSections(fresh, sectionList.slice(kFirstPaintSections), report);
+        return;
+      }
       renderSections(fresh, sectionList, report);
       globalThis.scrollTo(0, scrollY);
-      status.hidden = true;
     } catch (error) {
       showFailure(status, "the run's report", error);
     }

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <netdb.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -145,8 +146,14 @@ class DashboardServer::Impl {
   int port() const { return port_; }
 
   std::string Url() const {
-    const bool v6 = options_.host.find(':') != std::string::npos;
-    std::string url = "http://" + (v6 ? "[" + options_.host + "]" : options_.host) + ":" + std::to_string(port_) + "/";
+    // Every address: name the machine, which is what another machine can open.
+    std::string host = options_.host;
+    if (host == "0.0.0.0" || host == "::") {
+      char name[256] = {};
+      if (gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') host = name;
+    }
+    const bool v6 = host.find(':') != std::string::npos;
+    std::string url = "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port_) + "/";
     if (!options_.token.empty()) url += "?token=" + options_.token;
     return url;
   }

@@ -96,8 +96,14 @@ void LoadedRuns::RefreshAll() {
       continue;
     }
     run->live.problem.clear();
+    // Every refresh re-reads the provisional events (open spans), so replaced_provisional says
+    // nothing; a span that ended moves complete_until_ns, and a stalled job moves nothing.
+    const int64_t previous_until_ns = run->live.complete_until_ns;
     run->live.complete_until_ns = run->model.complete_until_ns();
-    if (refreshed->new_events == 0 && refreshed->new_samples == 0 && refreshed->replaced_provisional == 0) continue;
+    if (refreshed->new_events == 0 && refreshed->new_samples == 0 &&
+        run->live.complete_until_ns == previous_until_ns) {
+      continue;
+    }
     ++run->live.generation;
     nlohmann::json event = {{"id", id},
                             {"new_events", refreshed->new_events},

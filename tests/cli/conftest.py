@@ -4,11 +4,12 @@ The tests run the real binary (STEPSCOPE_CLI, set by ctest to the built target) 
 processes and read runs back through `stepscope info --json`.
 """
 import json
-import os
 import subprocess
 import sys
 
 import pytest
+
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
 
 PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 
@@ -21,14 +22,6 @@ def record_job(cli, out, script, timeout=300):
                             stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr
     return out / "j"
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 @pytest.fixture

@@ -8,15 +8,8 @@ import subprocess
 
 import pytest
 
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
 from ctl_helpers import PYTHON
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 @pytest.fixture

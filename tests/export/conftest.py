@@ -13,6 +13,8 @@ import subprocess
 
 import pytest
 
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
@@ -56,14 +58,6 @@ def pytest_sessionstart(session):
     if shutil.which("sqlite3") is None:  # pragma: no cover - depends on the machine
         pytest.exit("skipped: the sqlite3 command is missing; apt-get install sqlite3",
                     returncode=SKIP_RETURN_CODE)
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 @pytest.fixture(scope="session")

@@ -15,16 +15,9 @@ import re
 import pytest
 
 from torch_runs import REPO, TorchRun, launch
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
 
 FRAMEWORKS = os.path.join(REPO, "examples", "frameworks")
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 class FrameworkRun(TorchRun):

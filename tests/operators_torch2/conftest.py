@@ -19,17 +19,10 @@ if not lane.is_torch2():  # pragma: no cover - registered for the torch2 lane on
 
 from stepscope.torch import _detail_store  # noqa: E402
 from torch_runs import TorchRun, launch  # noqa: E402
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 TINY_TRAIN = os.path.join(SCRIPTS, "tiny_train.py")
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 class OperatorsRun(TorchRun):

@@ -23,6 +23,7 @@ except ImportError as error:  # pragma: no cover - a set-up problem, not a test 
                 "<build>/python on PYTHONPATH", returncode=4)
 
 from torch_runs import EXAMPLES, PYTHON, TorchRun, launch  # noqa: E402 -- needs stepscope
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
 
 # Exit status for "cannot run here": ctest reports it as skipped (SKIP_RETURN_CODE).
 SKIP_RETURN_CODE = 77
@@ -36,14 +37,6 @@ def pytest_sessionstart(session):
     except ImportError as error:  # pragma: no cover - depends on the machine
         pytest.exit(f"skipped: {PYTHON} cannot import torch ({error}); install python3-torch",
                     returncode=SKIP_RETURN_CODE)
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 @pytest.fixture(scope="session")

@@ -22,18 +22,11 @@ except ImportError:  # pragma: no cover - a machine without python3-torch
 
 from stepscope import _core
 from stepscope.torch import _detail_store
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
 
 PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 NODE = "n"
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 def child_env(extra=None):

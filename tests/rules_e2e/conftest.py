@@ -17,6 +17,8 @@ import sys
 
 import pytest
 
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(REPO, "examples", "pytorch")
 PACED_TRAINING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "paced_training.py")
@@ -30,14 +32,6 @@ def pytest_sessionstart(session):
     except ImportError as error:  # pragma: no cover - depends on the machine
         pytest.exit(f"skipped: {PYTHON} cannot import torch ({error}); install python3-torch",
                     returncode=SKIP_RETURN_CODE)
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 class RuledRun:

@@ -21,18 +21,11 @@ import pytest
 
 import lane
 from torch_runs import TorchRun, launch
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 
 requires_torch2 = pytest.mark.skipif(not lane.is_torch2(), reason="torch 1.13 has no torch.compile/export/Kineto")
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,8 @@ import sys
 
 import pytest
 
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
+
 try:
     from stepscope import _core
 except ImportError as error:  # pragma: no cover - a set-up problem, not a test failure
@@ -109,14 +111,6 @@ class DdpRun:
 
     def rule(self, name):
         return next(r for r in self.rules()["rules"] if r["Rule"] == name)
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 def run_ddp(cli, out, job, *extra_args):

@@ -18,6 +18,7 @@
 #include "server/loaded_runs.h"
 #include "server/request_guard.h"
 #include "server/run_views.h"
+#include "server/timeline_answer.h"
 
 namespace stepscope::server {
 namespace {
@@ -328,6 +329,9 @@ class DashboardServer::Impl {
       });
       read.ok() ? Answer(res, 200, answer) : Fail(res, read);
     });
+    server_.Get(R"(/api/runs/([^/]+)/timeline)", [this](const httplib::Request& req, httplib::Response& res) {
+      TimelineHandler(req, res);
+    });
     server_.Post(R"(/api/runs/([^/]+)/ctl)", [this](const httplib::Request& req, httplib::Response& res) {
       ControlHandler(req, res);
     });
@@ -411,6 +415,25 @@ class DashboardServer::Impl {
       answer = SeriesAnswer(model, query);
     });
     read.ok() ? Answer(res, 200, answer) : Fail(res, read);
+  }
+
+  void TimelineHandler(const httplib::Request& req, httplib::Response& res) {
+    TimelineQuery query;
+    int64_t width_px = query.width_px, step = -1;
+    if (!IntParam(req, res, "from_ns", 0, &query.from_ns) || !IntParam(req, res, "to_ns", 0, &query.to_ns) ||
+        !IntParam(req, res, "width_px", query.width_px, &width_px) || !IntParam(req, res, "step", -1, &step)) {
+      return;
+    }
+    query.width_px = static_cast<uint32_t>(std::min<int64_t>(width_px, UINT32_MAX));
+    if (step >= 0) query.step = step;
+    std::optional<LoadedRunRef> run = LoadedRun(req, res);
+    if (!run) return;
+    StatusOr<nlohmann::json> answer = NotFoundError("run '" + run->id + "' is not loaded");
+    Status read = loaded_.ReadTimeline(run->id, [&](const analysis::Model& model, const analysis::TimelineIndex& index) {
+      answer = TimelineAnswer(model, index, query);
+    });
+    if (!read.ok()) return Fail(res, read);
+    answer.ok() ? Answer(res, 200, *answer) : Fail(res, answer.status());
   }
 
   void ControlHandler(const httplib::Request& req, httplib::Response& res) {

@@ -74,6 +74,16 @@ Status LoadedRuns::Read(const std::string& id,
   return OkStatus();
 }
 
+Status LoadedRuns::ReadTimeline(
+    const std::string& id, const std::function<void(const analysis::Model&, const analysis::TimelineIndex&)>& read) const {
+  std::shared_ptr<Run> run = Find(id);
+  if (!run) return NotFoundError("run '" + id + "' is not loaded; load it first");
+  std::lock_guard<std::mutex> lock(run->mutex);
+  if (!run->timeline) run->timeline = std::make_unique<analysis::TimelineIndex>(run->model);
+  read(run->model, *run->timeline);
+  return OkStatus();
+}
+
 void LoadedRuns::RefreshAll() {
   for (const std::string& id : Ids()) {
     std::shared_ptr<Run> run = Find(id);
@@ -89,6 +99,7 @@ void LoadedRuns::RefreshAll() {
       continue;
     }
     auto refreshed = run->model.Refresh();
+    run->timeline.reset();
     run->live.refreshed_at_ns = NowNs();
     run->live.following = run->model.CanGrow();
     if (!refreshed.ok()) {

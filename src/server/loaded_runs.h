@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/model.h"
+#include "analysis/timeline_view.h"
 #include "base/status.h"
 #include "server/event_hub.h"
 
@@ -52,6 +53,10 @@ class LoadedRuns {
 
   // Calls `read` with the run's model and state under the run's lock; NotFound when not loaded.
   Status Read(const std::string& id, const std::function<void(const analysis::Model&, const LiveState&)>& read) const;
+  // The same with the run's timeline index (analysis/timeline_view.h), built on first use and
+  // again after each refresh: a refresh may rewrite the events the index points into.
+  Status ReadTimeline(const std::string& id,
+                      const std::function<void(const analysis::Model&, const analysis::TimelineIndex&)>& read) const;
 
   // One pass of the follower: refreshes every loaded run that can grow and publishes a "run"
   // event {"id", "new_events", "new_samples", "complete_until_ns"} for each that grew; notes in
@@ -70,6 +75,7 @@ class LoadedRuns {
     std::string directory;
     analysis::Model model;
     LiveState live;
+    mutable std::unique_ptr<analysis::TimelineIndex> timeline;  // of `model` as it is; null: not built
     uint64_t cached_generation = UINT64_MAX;
     nlohmann::json cached;
   };

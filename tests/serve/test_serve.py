@@ -113,6 +113,26 @@ def test_report_is_the_document_of_stepscope_report_json(serve, runs_root, steps
     assert request(server.port, "GET", run_path("finished", "/series?points=many")).status == 400
 
 
+def test_timeline_answers_a_viewport_and_zooms_to_a_step(serve, runs_root):
+    server = serve(runs_root)
+    whole = request(server.port, "GET", run_path("finished", "/timeline?width_px=800"))
+    assert whole.status == 200, whole
+    answer = whole.json()
+    assert answer["width_px"] == 800 and answer["to_ns"] > answer["from_ns"]
+    assert 0 < len(answer["slices"]) <= 50_000
+    assert "Forward" in answer["names"]
+    track_ids = {track["id"] for track in answer["tracks"]}
+    for track, depth, start, duration, name, count in answer["slices"]:
+        assert track in track_ids and depth >= 0 and duration >= 0 and count >= 1
+        assert 0 <= name < len(answer["names"])
+    step = request(server.port, "GET", run_path("finished", "/timeline?step=5&width_px=400")).json()
+    assert step["step"]["number"] == 5
+    assert answer["from_ns"] <= step["from_ns"] < step["to_ns"] <= answer["to_ns"]
+    missing = request(server.port, "GET", run_path("finished", "/timeline?step=999"))
+    assert missing.status == 404 and "0 to 11" in missing.json()["error"]
+    assert request(server.port, "GET", run_path("finished", "/timeline?width_px=0")).status == 400
+
+
 def test_a_non_loopback_bind_requires_the_token(serve, runs_root):
     server = serve(runs_root, "--host", "0.0.0.0")
     assert server.token and f"?token={server.token}" in server.url

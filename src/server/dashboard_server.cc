@@ -36,6 +36,8 @@ constexpr int kListEveryFollowPasses = 4;
 constexpr std::chrono::seconds kEventKeepAlive{15};
 // Event streams and keep-alive connections each hold a thread.
 constexpr size_t kRequestThreads = 64;
+// The largest request body: ctl's settings are a few hundred bytes.
+constexpr size_t kMaxBodyBytes = 64 * 1024;
 
 int64_t NowNs() { return static_cast<int64_t>(RealtimeNowNs()); }
 
@@ -250,6 +252,7 @@ class DashboardServer::Impl {
 
   void Routes() {
     server_.new_task_queue = [] { return new httplib::ThreadPool(kRequestThreads); };
+    server_.set_payload_max_length(kMaxBodyBytes);
     server_.set_default_headers({{"Content-Security-Policy", kContentSecurityPolicy},
                                  {"X-Content-Type-Options", "nosniff"},
                                  {"X-Frame-Options", "DENY"},

@@ -257,6 +257,7 @@ def test_events_follow_a_running_job_and_ctl_changes_it(serve, start_job, tmp_pa
     assert bad.status == 400 and "interval" in bad.json()["error"]
     assert request(server.port, "POST", run_path("live", "/ctl"), body={"interval": 5}).status == 400
     assert request(server.port, "POST", run_path("live", "/ctl"), body={"colour": "red"}).status == 400
+    assert request(server.port, "POST", run_path("live", "/ctl"), body={"node": "n" * 100_000}).status == 413
     assert request(server.port, "POST", run_path("live", "/ctl"), body={"node": "m", "interval": "2s"}).status == 404
     changed = request(server.port, "POST", run_path("live", "/ctl"),
                       {"Origin": f"http://127.0.0.1:{server.port}"},

@@ -66,6 +66,31 @@ TEST(ThreadTracksTest, OverlappingSiblingGoesToOverflowLane) {
   EXPECT_EQ(layout.process_of_thread, (std::vector<uint32_t>{0, 1}));
 }
 
+TEST(TraceNamesTest, ProcessesAreNamedByNodeRankPidAndProgramOnOneLine) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  analysis::NodeFacts node;
+  node.name = "n1";
+  builder.AddNode(node);
+  auto stream = [&](int64_t pid, int64_t ppid, const std::string& command) {
+    analysis::StreamFacts facts;
+    facts.pid = pid;
+    facts.ppid = ppid;
+    facts.meta_json = nlohmann::json{{"command", command}}.dump();
+    builder.AddStream(facts);
+  };
+  stream(10, 1, "/opt/venv/bin/python -c \"import torch\n  for i in range(3):\n\tpass\"");
+  stream(11, 10, "/opt/venv/bin/python -c \"import torch\n  for i in range(3):\n\tpass\"");
+  stream(12, 1, "/usr/bin/" + std::string(100, 'x'));
+  const analysis::Model model = std::move(builder).Finish();
+  const TraceNames names(model);
+  EXPECT_EQ(names.HostProcess(0, 10), "n1 · pid 10 · python -c \"import torch for i in range(3): pass\"");
+  EXPECT_EQ(names.HostProcess(0, 11), "n1 · pid 11 · worker of pid 10");  // its parent's program: a worker
+  EXPECT_EQ(names.HostProcess(0, 12), "n1 · pid 12 · " + std::string(60, 'x') + "…");
+  EXPECT_EQ(names.HostProcess(0, 99), "n1 · pid 99");
+  EXPECT_EQ(names.Gpu(0, 3), "n1 · GPU 3");
+  EXPECT_EQ(names.SystemMetrics(0), "n1 · system metrics");
+}
+
 TEST(ChromeTraceExportTest, DisplayTimeUnitComesFirstAndDocumentParses) {
   StringSink sink;
   auto stats = WriteChromeTrace(MakeExportTestModel(), sink);

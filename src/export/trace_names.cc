@@ -10,9 +10,19 @@ namespace {
 constexpr size_t kMaxProgramChars = 60;
 constexpr std::string_view kSeparator = " · ";
 
-// "/opt/venv/bin/python train.py --epochs 2" -> "python train.py --epochs 2", at most
-// kMaxProgramChars (cut at a character boundary of UTF-8, with "…").
-std::string ShortProgram(std::string_view command) {
+// "/opt/venv/bin/python train.py --epochs 2" -> "python train.py --epochs 2", on one line (runs
+// of whitespace, newlines included, become one space), at most kMaxProgramChars (cut at a
+// character boundary of UTF-8, with "…").
+std::string ShortProgram(std::string_view raw) {
+  // One line: `python -c` scripts carry newlines and indentation.
+  std::string collapsed;
+  for (char c : raw) {
+    const bool blank = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (blank && (collapsed.empty() || collapsed.back() == ' ')) continue;
+    collapsed += blank ? ' ' : c;
+  }
+  while (!collapsed.empty() && collapsed.back() == ' ') collapsed.pop_back();
+  const std::string_view command = collapsed;
   const size_t space = command.find(' ');
   const std::string_view program = command.substr(0, space);
   const size_t slash = program.rfind('/');

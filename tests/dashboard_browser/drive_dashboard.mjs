@@ -105,7 +105,7 @@ function observe(page) {
 const scenarios = {
   async pages(page, [run, name]) {
     result.pages = {};
-    for (const tab of ["overview", "nodes", "gpu", "control"]) {
+    for (const tab of ["overview", "nodes", "gpu", "timeline", "control"]) {
       await page.goto(`${base}/#/run/${encodeURIComponent(run)}/${tab}`, { waitUntil: "load" });
       await page.waitForSelector(`main[data-page="${tab}"]`, { timeout: kLimitMs });
       await settle(page);
@@ -114,6 +114,41 @@ const scenarios = {
       // What a reader sees first (the user guide's pictures).
       await page.screenshot({ path: join(outDir, `${name}-${tab}-first-screen.png`) });
     }
+  },
+
+  // The Timeline page: the whole run, then one wheel zoom at the canvas's centre (a finer answer
+  // comes), then "Zoom to step" with the given step number ("" to skip it).
+  async timeline(page, [run, step, name]) {
+    const canvasState = () => page.evaluate(() => {
+      const canvas = document.querySelector("canvas.timeline-canvas");
+      return {
+        slices: Number(canvas?.getAttribute("data-slices") ?? 0),
+        flows: Number(canvas?.getAttribute("data-flows") ?? 0),
+        info: document.querySelector(".timeline-info")?.textContent ?? "",
+        status: document.querySelector(".run-page-body p.status:not([hidden])")?.textContent ?? null,
+      };
+    });
+    await page.goto(`${base}/#/run/${encodeURIComponent(run)}/timeline`, { waitUntil: "load" });
+    await page.waitForFunction(() => Number(document.querySelector("canvas.timeline-canvas")?.getAttribute("data-slices") ?? 0) > 0,
+      null, { timeout: kLimitMs }).catch(() => {});
+    result.whole = await canvasState();
+    await page.screenshot({ path: join(outDir, `${name}.png`) });
+    const box = await page.locator("canvas.timeline-canvas").boundingBox();
+    await page.mouse.move(box.x + box.width * 0.6, box.y + 20);
+    await page.mouse.wheel(0, -600);
+    await page.waitForFunction((before) => (document.querySelector(".timeline-info")?.textContent ?? "") !== before,
+      result.whole.info, { timeout: kLimitMs }).catch(() => {});
+    result.zoomed = await canvasState();
+    result.page = await observe(page);
+    if (step === "") return;
+    await page.fill(".timeline-controls input", String(step));
+    await page.click("text=Zoom to step");
+    // The step's answer, or the server's refusal on the status line.
+    await page.waitForFunction(() => (document.querySelector(".timeline-info")?.textContent ?? "").includes("· step")
+      || document.querySelector(".run-page-body p.status:not([hidden])") !== null, null, { timeout: kLimitMs }).catch(() => {});
+    result.step = await canvasState();
+    result.page = await observe(page);
+    await page.screenshot({ path: join(outDir, `${name}-step.png`) });
   },
 
   // Drags across the middle half of the first chart of the Nodes page, as a reader selects an

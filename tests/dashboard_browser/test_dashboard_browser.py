@@ -3,7 +3,7 @@ import json
 
 from conftest import HOSTILE, api, wait_until
 
-PAGES = ["overview", "nodes", "gpu", "control"]
+PAGES = ["overview", "nodes", "gpu", "timeline", "control"]
 
 
 def section(page, key):
@@ -74,6 +74,7 @@ def test_every_page_of_the_recorded_cpu_run(drive, run_ids):
 
     control = pages["control"]
     assert section(control, "control")["available"]
+    assert charts(pages["timeline"], "Timeline"), "the Timeline page draws its canvas"
 
 
 def test_nodes_charts_zoom_together_to_a_selected_interval_and_list_its_steps(drive, run_ids):
@@ -160,3 +161,23 @@ def test_control_of_a_finished_job_shows_the_refusal(drive, run_ids):
     seen = drive("control", run_ids["cpu-steps"], "5:1", "dashboard-control-refused", refused_status=409)
     assert "refused" in seen["answer"]["cls"]
     assert seen["answer"]["text"].startswith("Refused (409)")
+
+
+def test_the_timeline_draws_every_thread_zooms_in_and_to_a_step(drive, run_ids):
+    seen = drive("timeline", run_ids["cpu-steps"], "3", "dashboard-cpu-timeline")
+    assert seen["whole"]["slices"] > 0 and seen["whole"]["status"] is None, seen["whole"]
+    assert "events in view as" in seen["whole"]["info"]
+    # A wheel zoom asks the server for the narrower viewport: a new answer with fewer events.
+    whole_events = int(seen["whole"]["info"].split(" events")[0].replace(",", ""))
+    zoomed_events = int(seen["zoomed"]["info"].split(" events")[0].replace(",", ""))
+    assert 0 < zoomed_events < whole_events, (seen["whole"], seen["zoomed"])
+    # Zoom to a step: the server's answer for step 3 and what ran around it.
+    assert "· step 3" in seen["step"]["info"] and seen["step"]["slices"] > 0, seen["step"]
+    assert seen["page"]["images"] == 0 and not seen["page"]["xss"]
+
+
+def test_the_timeline_of_a_gpu_trace_draws_launch_to_kernel_arrows(drive, run_ids):
+    seen = drive("timeline", run_ids["alexnet-gpu"], "0", "dashboard-gpu-timeline", refused_status=404)
+    assert seen["whole"]["slices"] > 0 and seen["whole"]["flows"] > 0, seen["whole"]
+    # The trace has no steps: zooming to one says so instead of drawing something else.
+    assert seen["step"]["status"] and "no steps" in seen["step"]["status"], seen["step"]

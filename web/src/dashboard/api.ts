@@ -86,6 +86,39 @@ export interface StepsAnswer {
   steps?: StepSplit[];
 }
 
+// One slice of a timeline answer: [track id, depth, start_ns - from_ns, duration_ns, name index,
+// count] (count > 1: that many spans merged into one pixel column; src/server/timeline_answer.h).
+export type TimelineSlice = [number, number, number, number, number, number];
+
+export interface TimelineTrack {
+  id: number;
+  process?: string;
+  thread?: string;
+  device?: number;
+  lane?: number;
+}
+
+export interface TimelineAnswer {
+  from_ns?: number;
+  to_ns?: number;
+  width_px?: number;
+  ns_per_column?: number;
+  widenings?: number;
+  events?: number;
+  step?: { number?: number; start_ns?: number; end_ns?: number };
+  tracks?: TimelineTrack[];
+  names?: string[];
+  slices?: TimelineSlice[];
+  flows?: [number, number][];
+}
+
+export interface TimelineQuery {
+  from_ns?: number;
+  to_ns?: number;
+  step?: number;
+  width_px: number;
+}
+
 export interface CtlRequest {
   node?: string;
   interval?: string;
@@ -118,8 +151,9 @@ function query(params: Record<string, string | number | undefined>): string {
   return text ? `?${text}` : "";
 }
 
-async function send(method: "GET" | "POST", path: string, body?: unknown): Promise<ServerAnswer> {
+async function send(method: "GET" | "POST", path: string, body?: unknown, signal?: AbortSignal): Promise<ServerAnswer> {
   const init: RequestInit = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+  if (signal) init.signal = signal;
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     init.headers = { Accept: "application/json", "Content-Type": "application/json" };
@@ -135,8 +169,8 @@ async function send(method: "GET" | "POST", path: string, body?: unknown): Promi
   return { ok: response.ok, status: response.status, body: parsed, text };
 }
 
-async function getJson<T>(path: string): Promise<T> {
-  const answer = await send("GET", path);
+async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const answer = await send("GET", path, undefined, signal);
   if (!answer.ok) throw new ApiError(answer.status, errorText(answer));
   return answer.body as T;
 }
@@ -169,6 +203,11 @@ export function fetchSeries(id: string, keys: string[], range: { from_ns?: numbe
 
 export function fetchSteps(id: string, last: number): Promise<StepsAnswer> {
   return getJson<StepsAnswer>(`${runPath(id)}/steps${query({ last })}`);
+}
+
+// A newer viewport aborts the request for the older one through `signal`.
+export function fetchTimeline(id: string, request: TimelineQuery, signal?: AbortSignal): Promise<TimelineAnswer> {
+  return getJson<TimelineAnswer>(`${runPath(id)}/timeline${query({ from_ns: request.from_ns, to_ns: request.to_ns, step: request.step, width_px: request.width_px })}`, signal);
 }
 
 export function sendCtl(id: string, request: CtlRequest): Promise<ServerAnswer> {

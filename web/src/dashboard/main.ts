@@ -12,9 +12,10 @@ import { renderNodes } from "./nodes";
 import { renderOverview } from "./overview";
 import { type Route, type RunPage, parseRoute, routeHref } from "./routes";
 import { type PageCleanup, type RunPageRenderer, renderRunFrame } from "./run_page";
+import { renderTimeline } from "./timeline";
 
 const kRunPageRenderers: Record<RunPage, RunPageRenderer> = {
-  overview: renderOverview, nodes: renderNodes, gpu: renderGpu, control: renderControl,
+  overview: renderOverview, nodes: renderNodes, gpu: renderGpu, timeline: renderTimeline, control: renderControl,
 };
 
 const root = document.getElementById("stepscope-dashboard") ?? document.body;

@@ -2,10 +2,10 @@
 // on the same page of the same run.
 //
 //   #/                         job list
-//   #/run/ID/overview|nodes|gpu|control
+//   #/run/ID/overview|nodes|gpu|timeline|control
 //   #/compare/ID,ID[,...]
 
-export const kRunPages = ["overview", "nodes", "gpu", "control"] as const;
+export const kRunPages = ["overview", "nodes", "gpu", "timeline", "control"] as const;
 export type RunPage = (typeof kRunPages)[number];
 
 export type Route =

@@ -10,7 +10,7 @@ import { type RunPage, routeHref } from "./routes";
 export type PageCleanup = () => void;
 export type RunPageRenderer = (body: HTMLElement, run: string, frame: RunFrame) => PageCleanup;
 
-const kTabs: [RunPage, string][] = [["overview", "Overview"], ["nodes", "Nodes"], ["gpu", "GPU"], ["control", "Control"]];
+const kTabs: [RunPage, string][] = [["overview", "Overview"], ["nodes", "Nodes"], ["gpu", "GPU"], ["timeline", "Timeline"], ["control", "Control"]];
 
 export interface RunFrame {
   // Names the run in the header from its report (the id until one has been read).

@@ -24,6 +24,12 @@ StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generate
   // The run is read once: `stepscope info`'s facts (how the job ended, capabilities, drops,
   // bytes) are the model's too.
   STEPSCOPE_ASSIGN_OR_RETURN(analysis::Model model, analysis::LoadRun(run_path));
+  return BuildRunReportFromModel(model, run_path, generated_at_ns, generated_by, catalog);
+}
+
+StatusOr<RunReport> BuildRunReportFromModel(const analysis::Model& model, const std::string& run_path,
+                                            int64_t generated_at_ns, const std::string& generated_by,
+                                            const std::vector<rules::InstanceType>* catalog) {
   RunReport report;
   report.problems = model.problems();
   ReportInputs inputs;

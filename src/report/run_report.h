@@ -2,7 +2,7 @@
 // (<RUN>/rules/rules.json when finished, else evaluated in process), the run's facts
 // (run_info.h) and the tables of its Python profiles (python_profile_tables.h), built into the
 // report model (report_model.h). `stepscope report`, the end of `stepscope run`, the golden
-// tests and the benchmarks build it here, and so will the dashboard.
+// tests, the benchmarks and the dashboard (from the model it holds) build it here.
 //
 // Reads the run and its rules.json; prints nothing: what the caller should say about the run
 // (its problems, the Python profiles that could not be read) comes back with the model. Each
@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/detail_window_files.h"
+#include "analysis/model.h"
 #include "analysis/problem.h"
 #include "base/status.h"
 #include "rules/instance_catalog.h"
@@ -39,5 +40,12 @@ struct RunReport {
 StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generated_at_ns,
                                    const std::string& generated_by,
                                    const std::vector<rules::InstanceType>* catalog = nullptr);
+
+// The same from a model the caller already holds for `run_path` (the dashboard's loaded run,
+// refreshed while its job runs): nothing is read again but the rules.json, the run's facts and
+// its detail windows. The caller keeps `model` unchanged until this returns.
+StatusOr<RunReport> BuildRunReportFromModel(const analysis::Model& model, const std::string& run_path,
+                                            int64_t generated_at_ns, const std::string& generated_by,
+                                            const std::vector<rules::InstanceType>* catalog = nullptr);
 
 }  // namespace stepscope::report

@@ -378,17 +378,24 @@ class DashboardServer::Impl {
   void ReportHandler(const httplib::Request& req, httplib::Response& res) {
     std::optional<LoadedRunRef> run = LoadedRun(req, res);
     if (!run) return;
-    LiveState live;
-    if (Status read = loaded_.Read(run->id, [&](const analysis::Model&, const LiveState& state) { live = state; });
-        !read.ok()) {
-      return Fail(res, read);
-    }
     nlohmann::json report;
     uint64_t generation = 0;
     const bool cached = loaded_.LastValue(run->id, &report, &generation);
+    LiveState live;
+    StatusOr<report::RunReport> built = InternalError("not built");
+    // The document `stepscope report --json` writes, built by the same code from the model the
+    // server holds (refreshed while the job runs) under the run's lock: never a second read of
+    // the run, and never a model half-way through a refresh.
+    if (Status read = loaded_.Read(run->id, [&](const analysis::Model& model, const LiveState& state) {
+          live = state;
+          if (!cached || generation != live.generation) {
+            built = report::BuildRunReportFromModel(model, run->directory, NowNs(), options_.generated_by);
+          }
+        });
+        !read.ok()) {
+      return Fail(res, read);
+    }
     if (!cached || generation != live.generation) {
-      // The document `stepscope report --json` writes, built by the same code from the run's files.
-      auto built = report::BuildRunReport(run->directory, NowNs(), options_.generated_by);
       if (built.ok()) {
         report = std::move(built->model);
         loaded_.StoreValue(run->id, live.generation, report);

@@ -12,7 +12,11 @@
 #include <thread>
 
 #include "base/clock.h"
+#include "compare/run_comparison.h"
+#include "report/report_model.h"
 #include "report/run_report.h"
+#include "rules/instance_catalog.h"
+#include "rules/profiler_report.h"
 #include "server/dashboard_page.h"
 #include "server/event_hub.h"
 #include "server/loaded_runs.h"
@@ -236,7 +240,11 @@ class DashboardServer::Impl {
   // The run of the request's {id}, loaded: a loaded run (even one whose files vanished since),
   // else a listed one, loaded now. Answers 404 or the load's error otherwise.
   std::optional<LoadedRunRef> LoadedRun(const httplib::Request& req, httplib::Response& res) {
-    const std::string id = req.matches[1];
+    return LoadedRunById(req.matches[1], res);
+  }
+
+  // The run `id` from the server's own listing, loaded on demand; 404 for anything else.
+  std::optional<LoadedRunRef> LoadedRunById(const std::string& id, httplib::Response& res) {
     if (std::optional<std::string> directory = loaded_.Directory(id)) return LoadedRunRef{id, *directory};
     std::optional<RunEntry> run = Lookup(id);
     if (!run) {
@@ -332,6 +340,7 @@ class DashboardServer::Impl {
       });
       read.ok() ? Answer(res, 200, answer) : Fail(res, read);
     });
+    server_.Get("/api/compare", [this](const httplib::Request& req, httplib::Response& res) { CompareHandler(req, res); });
     server_.Get(R"(/api/runs/([^/]+)/timeline)", [this](const httplib::Request& req, httplib::Response& res) {
       TimelineHandler(req, res);
     });
@@ -407,6 +416,49 @@ class DashboardServer::Impl {
     }
     report["live"] = LiveStateJson(live);
     Answer(res, 200, report);
+  }
+
+  // `stepscope compare A B`'s document for two loaded runs (the job list's compare of two).
+  void CompareHandler(const httplib::Request& req, httplib::Response& res) {
+    const std::string a_id = req.get_param_value("a"), b_id = req.get_param_value("b");
+    if (a_id.empty() || b_id.empty()) {
+      return Fail(res, 400, "pass two runs: /api/compare?a=ID&b=ID, ids from GET /api/runs");
+    }
+    std::optional<LoadedRunRef> a = LoadedRunById(a_id, res);
+    if (!a) return;
+    std::optional<LoadedRunRef> b = LoadedRunById(b_id, res);
+    if (!b) return;
+    const std::vector<rules::InstanceType> catalog = rules::BuiltinInstanceCatalog();
+    nlohmann::json document;
+    auto build = [&](const analysis::Model& model_a, const analysis::Model& model_b) {
+      compare::ComparedRun run_a{&model_a, a->directory, "", 0, {}};
+      compare::ComparedRun run_b{&model_b, b->directory, "", 0, {}};
+      // Each run's findings as its report shows them, as `stepscope compare` reads them.
+      for (compare::ComparedRun* run : {&run_a, &run_b}) {
+        std::string source;
+        auto rules = report::LoadOrEvaluateRules(rules::DefaultRulesOutputDir(run->path) + "/rules.json", *run->model,
+                                                 &source, &catalog);
+        if (rules.ok()) run->rules = std::move(*rules);
+      }
+      document = compare::BuildComparison(run_a, run_b, catalog, options_.generated_by);
+    };
+    // Both runs are read under their locks, taken in id order so two compares never wait on each
+    // other; a run compared with itself is locked once.
+    Status read = OkStatus();
+    if (a->id == b->id) {
+      read = loaded_.Read(a->id, [&](const analysis::Model& model, const LiveState&) { build(model, model); });
+    } else {
+      const bool a_first = a->id < b->id;
+      Status inner = OkStatus();
+      read = loaded_.Read(a_first ? a->id : b->id, [&](const analysis::Model& first, const LiveState&) {
+        inner = loaded_.Read(a_first ? b->id : a->id, [&](const analysis::Model& second, const LiveState&) {
+          build(a_first ? first : second, a_first ? second : first);
+        });
+      });
+      if (read.ok()) read = inner;
+    }
+    if (!read.ok()) return Fail(res, read);
+    Answer(res, 200, document);
   }
 
   void SeriesHandler(const httplib::Request& req, httplib::Response& res) {

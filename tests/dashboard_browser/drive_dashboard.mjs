@@ -237,7 +237,12 @@ const scenarios = {
     await page.goto(`${base}/#/compare/${runs.split(",").map(encodeURIComponent).join(",")}`, { waitUntil: "load" });
     await page.waitForFunction(() => [...document.querySelectorAll(".compare-column")].every((c) => c.querySelector("section[data-section], p.why")),
       null, { timeout: kLimitMs }).catch(() => {});
+    // Two runs: `stepscope compare`'s document below the columns (or why not).
+    if (runs.split(",").length === 2) {
+      await page.waitForSelector(".comparison section[data-section], .comparison p.why", { timeout: kLimitMs }).catch(() => {});
+    }
     await settle(page);
+    result.comparison = await page.$$eval(".comparison section[data-section]", (sections) => sections.map((s) => s.getAttribute("data-section")));
     result.columns = await page.$$eval(".compare-column", (columns) => columns.map((c) => ({
       run: c.getAttribute("data-run"), heading: c.querySelector("h2")?.textContent ?? "",
       sentence: c.querySelector(".verdict-sentence")?.textContent ?? null,

@@ -133,6 +133,9 @@ def test_compare_shows_the_verdicts_side_by_side(drive, run_ids):
     assert [c["run"] for c in seen["columns"]] == ids
     assert [c["heading"] for c in seen["columns"]] == ["cpu-steps", "alexnet-gpu"]
     assert all(c["sentence"] for c in seen["columns"])
+    # Two runs: `stepscope compare`'s document under them (GET /api/compare), sections as the report draws them.
+    assert seen["comparison"], "no compare document below the columns"
+    assert {"runs", "steps", "findings"} <= set(seen["comparison"]), seen["comparison"]
 
 
 def test_a_chart_of_a_running_job_updates_live(drive, server, running_job):

@@ -113,6 +113,25 @@ def test_report_is_the_document_of_stepscope_report_json(serve, runs_root, steps
     assert request(server.port, "GET", run_path("finished", "/series?points=many")).status == 400
 
 
+def test_compare_is_the_document_of_stepscope_compare_json(serve, runs_root, stepscope):
+    server = serve(runs_root)
+    answer = request(server.port, "GET", "/api/compare?a=finished&b=finished")
+    assert answer.status == 200, answer
+    served = answer.json()
+    assert served["kind"] == "compare"
+    cli = stepscope("compare", runs_root / "finished", runs_root / "finished", "--json")
+    assert cli.returncode == 0, cli.stderr
+    expected = json.loads(cli.stdout)
+    # The same document but for where each run was named from (the server names the directory).
+    for document in (served, expected):
+        document.pop("generated_at_ns", None)
+        for run in document["runs"]:
+            run.pop("path", None)
+    assert served == expected
+    assert request(server.port, "GET", "/api/compare?a=finished").status == 400
+    assert request(server.port, "GET", "/api/compare?a=finished&b=..%2Ffinished").status == 404
+
+
 def test_timeline_answers_a_viewport_and_zooms_to_a_step(serve, runs_root):
     server = serve(runs_root)
     whole = request(server.port, "GET", run_path("finished", "/timeline?width_px=800"))

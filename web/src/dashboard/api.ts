@@ -3,7 +3,7 @@
 // page was opened as /?token=T goes with every request. Every field is optional: a run under the
 // root may be corrupt, partial or foreign, and the page must show that, never throw on it.
 
-import type { ReportDocument } from "../model";
+import type { CompareDocument, ReportDocument } from "../model";
 
 export type RunStatus = "running" | "completed" | "failed" | "killed" | "unknown";
 
@@ -203,6 +203,11 @@ export function fetchSeries(id: string, keys: string[], range: { from_ns?: numbe
 
 export function fetchSteps(id: string, last: number): Promise<StepsAnswer> {
   return getJson<StepsAnswer>(`${runPath(id)}/steps${query({ last })}`);
+}
+
+// `stepscope compare A B`'s document for two runs of the listing.
+export function fetchCompare(a: string, b: string): Promise<CompareDocument> {
+  return getJson<CompareDocument>(`/api/compare${query({ a, b })}`);
 }
 
 // A newer viewport aborts the request for the older one through `signal`.

@@ -1,5 +1,6 @@
 #include "cli/serve_command.h"
 
+#include <malloc.h>
 #include <signal.h>
 
 #include <atomic>
@@ -39,6 +40,13 @@ StatusOr<nlohmann::json> ControlRun(const std::string& run_directory, const serv
 }  // namespace
 
 int ServeCommand(const ServeInvocation& invocation) {
+#ifdef __GLIBC__
+  // Request threads would each get a malloc arena of their own: a run loaded on one thread and
+  // its report built on another keep their freed memory apart, and the server's peak grows past
+  // what one `stepscope report` of the run needs (839 against 780 MiB on the 24 h synthetic run).
+  // Two arenas keep requests from serialising on one lock.
+  mallopt(M_ARENA_MAX, 2);
+#endif
   if (invocation.port < 0 || invocation.port > 65535) {
     return Fail("--port must be 0 to 65535 (0: any free port), not " + std::to_string(invocation.port), kExitUsage);
   }

@@ -7,6 +7,7 @@
 #include "report/report_model_series.h"
 #include "report/report_sections_detail.h"
 #include "report/report_sections_gpu.h"
+#include "report/report_sections_gpu_activity.h"
 #include "report/report_sections_job.h"
 #include "report/report_sections_overhead.h"
 #include "report/report_sections_rules.h"
@@ -62,6 +63,8 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs) {
   document["steps"] = BuildStepsSection(context);
   document["gpu_utilization"] = BuildGpuSection(context, "GPUUtilization");
   document["gpu_memory"] = BuildGpuSection(context, "GPUMemoryUtilization");
+  document["gpu_activity"] = BuildGpuActivitySection(context);
+  document["annotations"] = BuildAnnotationsSection(context);
   AddRuleDetailSections(context, document);
   document["python_profile"] = BuildPythonProfile(context);
   document["operators"] = BuildOperatorsSection(context);

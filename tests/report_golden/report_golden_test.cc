@@ -7,7 +7,8 @@
 // Cases: SageMaker profiler output imported in process (the shared fixtures' test_traces, and the
 // rules goldens' two_nodes input: 2 nodes with GPUs), rules evaluated in process; a small
 // stepscope run written by the real store writer (steps, phases, system samples with a GPU, a
-// python and an operators detail window), read through report::BuildRunReport, as `stepscope report` reads a run.
+// python and an operators detail window), read through report::BuildRunReport, as `stepscope report` reads a run;
+// a PyTorch profiler trace of one GPU (tests/fixtures/kineto) imported in process.
 //
 // STEPSCOPE_REBASELINE=1 rewrites expected/ instead (review the diff; tests/report_golden/README.md).
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "analysis/test_run_writer.h"
 #include "base/file_system.h"
 #include "report/run_report.h"
+#include "importers/kineto/kineto_importer.h"
 #include "importers/sagemaker/sagemaker_importer.h"
 #include "report/report_model.h"
 #include "rules/builtin_rules.h"
@@ -38,6 +40,7 @@ constexpr size_t kMaxDifferencesShown = 40;
 const std::string kExpectedDir = STEPSCOPE_REPORT_GOLDEN_DIR;
 const std::string kFixturesDir = STEPSCOPE_FIXTURES_DIR;
 const std::string kRulesGoldenDir = STEPSCOPE_RULES_GOLDEN_DIR;
+const std::string kKinetoFixturesDir = STEPSCOPE_KINETO_FIXTURES_DIR;
 
 bool NumbersEqual(double expected, double actual) {
   if (expected == actual) return true;
@@ -168,6 +171,24 @@ TEST(ReportGoldenTest, SageMakerTestTraces) {
 TEST(ReportGoldenTest, SageMakerTwoNodesWithGpus) {
   CheckGolden("sagemaker_two_nodes",
               SageMakerReport(kRulesGoldenDir + "/two_nodes/input", "tests/golden/rules/two_nodes/input"));
+}
+
+// A PyTorch profiler trace of AlexNet on one GPU (tests/fixtures/kineto, from HTA's test data):
+// kernels of FP32, TF32 and unknown precision, pageable host-to-device copies with byte counts,
+// memsets, stream and context synchronization, and user annotations — the GPU page's sections.
+TEST(ReportGoldenTest, KinetoAlexNetOnOneGpu) {
+  const std::string file = kKinetoFixturesDir + "/critical_path_alexnet_trace.json.gz";
+  auto model = analysis::ImportKineto({file});
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  report::ReportInputs inputs;
+  inputs.model = &*model;
+  inputs.job = "import";
+  inputs.path = "tests/fixtures/kineto/critical_path_alexnet_trace.json.gz";
+  inputs.generated_by = "stepscope test";
+  auto rules = report::LoadOrEvaluateRules(file + ".no-rules/rules.json", *model, &inputs.rules_source);
+  ASSERT_TRUE(rules.ok());
+  inputs.rules = *rules;
+  CheckGolden("kineto_alexnet", Normalized(report::BuildReportModel(inputs), kKinetoFixturesDir, "tests/fixtures/kineto"));
 }
 
 // The small stepscope run: node "vm", TRAIN steps 0-19 (10-29 ms, step 13 slow: 120 ms) from

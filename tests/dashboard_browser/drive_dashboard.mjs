@@ -175,6 +175,31 @@ const scenarios = {
     await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
   },
 
+  // The GPU page's annotation picker: the histogram drawn for the first annotation, then for the
+  // second one picked from the <select>.
+  async annotations(page, [run, name]) {
+    await page.goto(`${base}/#/run/${encodeURIComponent(run)}/gpu`, { waitUntil: "load" });
+    await page.waitForSelector("select.annotation-picker", { timeout: kLimitMs });
+    await settle(page);
+    const histogram = () => page.evaluate(() => {
+      const canvas = document.querySelector(".annotation-histogram canvas");
+      return {
+        label: canvas?.getAttribute("aria-label") ?? null,
+        axes: JSON.parse(canvas?.getAttribute("data-axes") ?? "{}"),
+        stats: document.querySelector(".annotation-stats")?.textContent ?? "",
+      };
+    });
+    result.options = await page.$$eval("select.annotation-picker option", (options) => options.map((o) => o.textContent));
+    result.first = await histogram();
+    await page.selectOption("select.annotation-picker", "1");
+    await page.waitForFunction((before) => document.querySelector(".annotation-histogram canvas")?.getAttribute("aria-label") !== before,
+      result.first.label, { timeout: kLimitMs }).catch(() => {});
+    await settle(page);
+    result.picked = await histogram();
+    result.page = await observe(page);
+    await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
+  },
+
   async jobs(page, [query, run, name]) {
     await page.goto(`${base}/`, { waitUntil: "load" });
     const row = (id) => page.locator(`tr[data-run="${id}"]`);

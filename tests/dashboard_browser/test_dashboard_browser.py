@@ -110,8 +110,41 @@ def test_every_page_of_the_imported_gpu_run(drive, run_ids):
     assert by_time["series"][0]["points"] == 15, "the top 15 kernels by time"
     assert "Memcpy HtoD (Pageable -> Device)" in pages["gpu"]["body_text"] or any(
         "Memcpy HtoD" in t for t in by_time["axes"]["y"]["ticks"])
+    # The activity sections (gpu_activity): every chart titled on both axes.
+    activity = section(pages["gpu"], "gpu_activity")
+    assert activity["available"] and activity["canvases"] == 6
+    for title, value_axis, category in [("GPU active vs idle", "ms", "GPU"),
+                                        ("GPU activity split", "% of the active span", "GPU"),
+                                        ("Memory operations by kind (ms)", "ms", "operation"),
+                                        ("Memory operations by kind (count)", "operations", "operation"),
+                                        ("Kernel time per precision", "ms", "precision"),
+                                        ("Kernel launches per precision", "launches", "precision")]:
+        found = charts(pages["gpu"], title)
+        assert len(found) == 1, title
+        titles = {axis["title"] for axis in found[0]["axes"].values()}
+        assert titles == {value_axis, category}, (title, titles)
+    active = charts(pages["gpu"], "GPU active vs idle")[0]
+    assert [s["label"] for s in active["series"]] == ["active (kernels, memcpy, memset)", "synchronization", "idle"]
+    assert active["axes"]["y"]["ticks"] == ["rank-0 GPU 0"]
+    assert "HtoD (pageable)" in charts(pages["gpu"], "Memory operations by kind (ms)")[0]["axes"]["x"]["ticks"]
+    # AlexNet's kernels: FP32 (sgemm, scudnn, <float>), TF32 (xmma tf32), and some whose names say nothing.
+    precisions = charts(pages["gpu"], "Kernel time per precision")[0]["axes"]["x"]["ticks"]
+    assert {"FP32", "TF32", "unknown"} <= set(precisions)
+    assert section(pages["gpu"], "annotations")["available"]
     # Imported traces carry no system series: the Nodes page says so rather than drawing nothing.
     assert "The run has no system series and no steps to draw." in pages["nodes"]["body_text"]
+
+
+def test_the_annotation_picker_redraws_the_histogram(drive, run_ids):
+    seen = drive("annotations", run_ids["alexnet-gpu"], "dashboard-gpu-annotations")
+    assert len(seen["options"]) == 5, "AlexNet's trace names five annotations"
+    assert seen["first"]["label"] and seen["picked"]["label"]
+    assert seen["first"]["label"] != seen["picked"]["label"], "picking another annotation draws its histogram"
+    assert seen["first"]["stats"] != seen["picked"]["stats"]
+    for drawn in (seen["first"], seen["picked"]):
+        assert drawn["axes"]["x"]["title"] == "duration (ms)"
+        assert drawn["axes"]["y"]["title"] == "count"
+    assert not seen["page"]["xss"]
 
 
 def test_hostile_names_are_shown_as_text(drive, run_ids):

@@ -19,6 +19,7 @@ REPORT_SECTIONS = [
     ("rules", "Rules summary"),
     ("steps", "Analyzing the training loop"),
     ("gpu_utilization", "GPU utilization analysis"),
+    ("gpu_activity", "GPU activity"),
     ("workload_balancing", "Workload balancing"),
     ("data_loading", "Dataloading analysis"),
     ("batch_size", "Batch size"),
@@ -27,6 +28,7 @@ REPORT_SECTIONS = [
     ("gpu_memory", "GPU memory"),
     ("findings", "Findings"),
     ("step_time_breakdown", "Step time breakdown"),
+    ("annotations", "Annotation durations"),
     ("python_profile", "Python profile"),
     ("operators", "Operators"),
     ("overhead", "Profiler overhead"),
@@ -133,7 +135,8 @@ def test_one_node_without_gpu(render_html, open_page):
         assert section(page, key)["canvases"] == 0
     assert section(page, "workload_balancing")["why"] == "Workload balancing compares GPUs, and no GPU was seen."
     unavailable = [s["key"] for s in page["sections"] if not s["available"]]
-    assert unavailable == ["gpu_utilization", "workload_balancing", "gpu_memory"]
+    assert unavailable == ["gpu_utilization", "gpu_activity", "workload_balancing", "gpu_memory"]
+    assert section(page, "gpu_activity")["why"].startswith("No GPU kernel was recorded")
     # The verdict first: the costliest cause, its next step on the first screen.
     assert_verdict_on_first_screen(
         page, "rank 1 on vm (pid 4243) is a straggler: the other ranks wait for it in backward; fixing it could "

@@ -188,9 +188,11 @@ export function lineChart(
 
 export function barChart(
   container: HTMLElement,
-  options: { title: string; labels: string[]; series: { label: string; values: number[] }[]; yLabel: string; horizontal?: boolean; stacked?: boolean },
+  // `categoryLabel` titles the axis of the labels too (the value axis is always titled `yLabel`).
+  options: { title: string; labels: string[]; series: { label: string; values: number[] }[]; yLabel: string; horizontal?: boolean; stacked?: boolean; categoryLabel?: string },
 ): Chart {
   const tall = options.horizontal === true && options.labels.length > 8;
+  const category = options.categoryLabel !== undefined ? { title: { display: true, text: options.categoryLabel } } : {};
   const config: ChartConfiguration<"bar", number[], string> = {
     type: "bar",
     data: {
@@ -210,8 +212,8 @@ export function barChart(
         },
       },
       scales: {
-        x: { stacked: options.stacked === true, ...(options.horizontal ? { title: { display: true, text: options.yLabel }, beginAtZero: true } : {}) },
-        y: { stacked: options.stacked === true, ...(options.horizontal ? {} : { title: { display: true, text: options.yLabel }, beginAtZero: true }) },
+        x: { stacked: options.stacked === true, ...(options.horizontal ? { title: { display: true, text: options.yLabel }, beginAtZero: true } : category) },
+        y: { stacked: options.stacked === true, ...(options.horizontal ? category : { title: { display: true, text: options.yLabel }, beginAtZero: true }) },
       },
     },
   };

@@ -314,6 +314,8 @@ export interface ReportDocument {
   steps?: Steps;
   gpu_utilization?: GpuSection;
   gpu_memory?: GpuSection;
+  gpu_activity?: GpuActivitySection;
+  annotations?: AnnotationsSection;
   workload_balancing?: DetailsSection;
   data_loading?: DataLoading;
   batch_size?: DetailsSection;
@@ -371,4 +373,67 @@ export interface CompareDocument {
   phases?: Availability & { rows?: { name?: string; a_ms?: number; b_ms?: number; delta_share?: number }[] };
   operators?: Availability & { rows?: { name?: string; a_ms?: number; b_ms?: number; delta_share?: number }[] };
   utilization?: Availability & { rows?: { metric?: string; a_p95?: number; b_p95?: number }[] };
+}
+
+// gpu_activity (docs/report-model.md): what each GPU spent its active span on.
+export interface GpuWorkShare {
+  work: "kernel" | "memcpy" | "memset" | "sync" | "idle";
+  ms: number;
+  share: number;
+  summed_ms: number | null;
+  count: number | null;
+}
+
+export interface MemoryOperation {
+  kind: string;
+  host_memory: string;
+  count: number;
+  total_ms: number;
+  bytes: number | null;
+  with_bytes: number;
+}
+
+export interface PrecisionShare {
+  precision: string;
+  total_ms: number;
+  launches: number;
+  from_operator: number;
+  examples: { kernel: string; pattern: string; from_operator: boolean; total_ms: number; launches: number }[];
+}
+
+export interface GpuActivity {
+  node: string;
+  gpu: number;
+  span_ms: number;
+  busy_ms: number;
+  busy_share: number;
+  idle_ms: number;
+  idle_share: number;
+  split: GpuWorkShare[];
+  memory_operations: MemoryOperation[];
+  precisions: PrecisionShare[];
+}
+
+export interface GpuActivitySection extends Availability {
+  gpus?: GpuActivity[];
+}
+
+// annotations: each user annotation's durations (at most max_names names, `bins` bins each).
+export interface AnnotationDurations {
+  name: string;
+  where: "host" | "gpu";
+  count: number;
+  total_ms: number;
+  min_ms: number;
+  p50_ms: number;
+  p95_ms: number;
+  max_ms: number;
+  histogram: { edges_ms: number[]; counts: number[] };
+}
+
+export interface AnnotationsSection extends Availability {
+  names_total?: number;
+  max_names?: number;
+  bins?: number;
+  annotations?: AnnotationDurations[];
 }

@@ -4,6 +4,7 @@
 import { el, para } from "./dom";
 import type { ReportDocument } from "./model";
 import { renderBatchSize, renderCpuBottlenecks, renderDataLoading, renderIoBottlenecks, renderStepTimeBreakdown } from "./sections/bottlenecks";
+import { renderAnnotations, renderGpuActivity } from "./sections/gpu_activity";
 import { renderFramework, renderJobSummary, renderSystemUsage } from "./sections/overview";
 import { renderFindings, renderRules } from "./sections/rules";
 import { renderCapabilities, renderOperators, renderOverhead, renderPythonProfile } from "./sections/stepscope";
@@ -15,9 +16,9 @@ export type ReportSection = (doc: ReportDocument) => HTMLElement;
 // The verdict first (what is wrong and what to do), then SageMaker's profiling-report order,
 // stepscope's own sections after.
 export const kReportSections: ReportSection[] = [
-  renderVerdict, renderJobSummary, renderSystemUsage, renderFramework, renderRules, renderSteps, renderGpuUtilization,
+  renderVerdict, renderJobSummary, renderSystemUsage, renderFramework, renderRules, renderSteps, renderGpuUtilization, renderGpuActivity,
   renderWorkloadBalancing, renderDataLoading, renderBatchSize, renderCpuBottlenecks, renderIoBottlenecks, renderGpuMemory,
-  renderFindings, renderStepTimeBreakdown, renderPythonProfile, renderOperators, renderOverhead, renderCapabilities,
+  renderFindings, renderStepTimeBreakdown, renderAnnotations, renderPythonProfile, renderOperators, renderOverhead, renderCapabilities,
 ];
 
 // A section that fails to render must not take the rest of the page with it.

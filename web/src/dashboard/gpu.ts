@@ -1,13 +1,16 @@
 // The GPU page (SageMaker Profiler's GPU dashboard) from what the report model carries about the
-// GPUs: utilization (active vs idle) and memory per GPU, balance across GPUs, the step-time
-// distribution, and the GPU kernels the framework ran (CUPTI detail windows or imported Kineto
-// traces) by time and by launches. A part the run has no data for says why, in the words of the
+// GPUs: utilization and memory per GPU, balance across GPUs, each GPU's activity (active vs idle,
+// the split into kernels, memcpy, memset and sync, memory operations by kind, kernel time and
+// launches per precision), the step-time distribution, the GPU kernels the framework ran (CUPTI
+// detail windows or imported Kineto traces) by time and by launches, and the duration histogram
+// of the annotation the reader picks. A part the run has no data for says why, in the words of the
 // document's own availability sentence.
 
 import { barChart } from "../charts";
 import { asArray, para, section } from "../dom";
 import type { OperatorShare, ReportDocument } from "../model";
 import type { ReportSection } from "../report_sections";
+import { renderAnnotations, renderGpuActivity } from "../sections/gpu_activity";
 import { renderGpuMemory, renderGpuUtilization, renderSteps, renderWorkloadBalancing } from "../sections/training";
 import { renderLiveReport } from "./live_report";
 import type { PageCleanup, RunFrame } from "./run_page";
@@ -35,7 +38,9 @@ function renderKernels(doc: ReportDocument): HTMLElement {
   return shell.root;
 }
 
-const kGpuSections: ReportSection[] = [renderGpuUtilization, renderKernels, renderSteps, renderGpuMemory, renderWorkloadBalancing];
+const kGpuSections: ReportSection[] = [
+  renderGpuUtilization, renderGpuActivity, renderKernels, renderSteps, renderAnnotations, renderGpuMemory, renderWorkloadBalancing,
+];
 
 export function renderGpu(body: HTMLElement, run: string, frame: RunFrame): PageCleanup {
   return renderLiveReport(body, run, frame, kGpuSections);

@@ -34,12 +34,14 @@ def stepscope(cli):
 @pytest.fixture
 def start_job(cli):
     """Starts `stepscope run ARGS... -- python -c SCRIPT` in the background (stdout: the job's
-    lines, text mode); whatever is left is killed at teardown."""
+    lines, text mode), with `env` added to the environment; whatever is left is killed at
+    teardown."""
     started = []
 
-    def start(args, script):
+    def start(args, script, env=None):
         proc = subprocess.Popen([cli, "run", *map(str, args), "--", PYTHON, "-c", script], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                env=None if env is None else {**os.environ, **env})
         started.append(proc)
         return proc
 

@@ -17,19 +17,12 @@ import subprocess
 
 import pytest
 
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
 from stepscope import _core
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = sys.executable  # the lane's interpreter: ctest runs pytest with it
 STEPS = 30
-
-
-@pytest.fixture(scope="module")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path
 
 
 @pytest.fixture(scope="module")

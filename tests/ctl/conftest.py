@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
+from cli_fixtures import cli, start_job  # noqa: F401 (pytest fixtures, tests/cli_fixtures.py)
 from ctl_helpers import PYTHON
 
 
@@ -21,26 +21,6 @@ def run_stepscope(cli):
                               stdin=subprocess.DEVNULL, **kwargs)
 
     return run
-
-
-@pytest.fixture
-def start_job(cli):
-    """Starts `stepscope run ARGS... -- python3 -c SCRIPT` in the background; returns the Popen
-    (stdout is the job's, line by line). Ends whatever is left at teardown."""
-    started = []
-
-    def start(args, script, env=None):
-        proc = subprocess.Popen([cli, "run", *args, "--", PYTHON, "-c", script], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                                env=None if env is None else {**os.environ, **env})
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
+from cli_fixtures import cli, stepscope  # noqa: F401 (pytest fixtures, tests/cli_fixtures.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
@@ -58,17 +58,6 @@ def pytest_sessionstart(session):
     if shutil.which("sqlite3") is None:  # pragma: no cover - depends on the machine
         pytest.exit("skipped: the sqlite3 command is missing; apt-get install sqlite3",
                     returncode=SKIP_RETURN_CODE)
-
-
-@pytest.fixture(scope="session")
-def stepscope(cli):
-    """Runs `stepscope ARGS...` and returns the CompletedProcess (text mode)."""
-
-    def run(*args, timeout=300):
-        return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-
-    return run
 
 
 @pytest.fixture(scope="session")

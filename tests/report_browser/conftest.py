@@ -20,6 +20,8 @@ import subprocess
 
 import pytest
 
+from cli_fixtures import cli  # noqa: F401 (the pytest fixture, tests/cli_fixtures.py)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -80,11 +82,3 @@ def open_page(out_dir):
         return json.loads(finished.stdout)
 
     return open_
-
-
-@pytest.fixture(scope="session")
-def cli():
-    path = os.environ.get("STEPSCOPE_CLI")
-    if not path or not os.path.exists(path):
-        pytest.fail("STEPSCOPE_CLI must name the built stepscope binary (ctest sets it)")
-    return path

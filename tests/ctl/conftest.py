@@ -3,13 +3,11 @@
 The tests run the real binary (STEPSCOPE_CLI, set by ctest to the built target) on real Python
 jobs and read runs back from their manifests, config.json and stepscope._core.read_run().
 """
-import os
 import subprocess
 
 import pytest
 
 from cli_fixtures import cli, start_job  # noqa: F401 (pytest fixtures, tests/cli_fixtures.py)
-from ctl_helpers import PYTHON
 
 
 @pytest.fixture

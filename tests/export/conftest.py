@@ -9,7 +9,6 @@ import json
 import os
 import sys
 import shutil
-import subprocess
 
 import pytest
 

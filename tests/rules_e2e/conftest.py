@@ -37,8 +37,23 @@ def pytest_sessionstart(session):
 class RuledRun:
     """A finished run with the rules' outputs: online (written by `stepscope run`) and offline."""
 
-    def __init__(self, directory, stdout, online, offline):
-        self.directory, self.stdout, self.online, self.offline = directory, stdout, online, offline
+    def __init__(self, cli, directory, stdout, online, offline):
+        self.cli, self.directory, self.stdout = cli, directory, stdout
+        self.online, self.offline = online, offline
+
+    def in_one_window(self, out):
+        """The rules evaluated offline in a single window (a scan interval of ten years).
+
+        Sticky rules add their findings again in every window after the first trigger
+        (RULES.md §0, §5): a job whose last seconds cross a minute of the UTC clock counts
+        its outlier steps twice at the default 60 s. Which minute a test run crosses is
+        chance, so exact counts are checked in one window."""
+        ten_years_us = 10 * 365 * 24 * 3600 * 1_000_000
+        evaluated = subprocess.run([self.cli, "rules", self.directory, "--json", "--out", str(out),
+                                    "--rule", f"scan_interval_us={ten_years_us}"],
+                                   capture_output=True, text=True, timeout=300)
+        assert evaluated.returncode == 0, evaluated.stderr
+        return json.loads(evaluated.stdout)
 
     def rule(self, name, document=None):
         document = document or self.offline
@@ -76,6 +91,6 @@ def run_with_rules(cli, tmp_path_factory):
         offline = subprocess.run([cli, "rules", directory, "--json", "--out", str(offline_dir)],
                                  capture_output=True, text=True, timeout=300)
         assert offline.returncode == 0, offline.stderr
-        return RuledRun(directory, finished.stdout, online, json.loads(offline.stdout))
+        return RuledRun(cli, directory, finished.stdout, online, json.loads(offline.stdout))
 
     return run

@@ -18,7 +18,7 @@ struct KernelTotal {
 
 struct Accumulator {
   GpuActivity activity;
-  std::vector<std::tuple<int64_t, int, int>> edges;  // (time, work, +1 / -1) for the sweep
+  std::vector<PriorityInterval> intervals;  // by GpuWork: kernel > memcpy > memset > sync
   std::map<std::pair<std::string, std::string>, MemoryOperationRow> memory;
   // Per kernel name and the operator that decided it (kEmptyString: the name did).
   std::map<std::pair<StringId, StringId>, KernelTotal> kernels;
@@ -56,24 +56,10 @@ std::unordered_map<uint32_t, StringId> LaunchingOperators(const Model& model, co
 
 void Sweep(Accumulator& accumulator) {
   GpuActivity& activity = accumulator.activity;
-  auto& edges = accumulator.edges;
-  std::sort(edges.begin(), edges.end());
-  std::array<int, kGpuWorkCount> running{};
-  int64_t previous = activity.first_ns;
-  for (const auto& [time, work, delta] : edges) {
-    if (time > previous) {
-      int64_t* bucket = &activity.idle_ns;
-      for (int w = 0; w < kGpuWorkCount; ++w) {
-        if (running[w] > 0) {
-          bucket = &activity.exclusive_ns[w];
-          break;
-        }
-      }
-      *bucket += time - previous;
-      previous = time;
-    }
-    running[work] += delta;
-  }
+  const std::vector<int64_t> split =
+      SplitTimeByPriority(accumulator.intervals, kGpuWorkCount, activity.first_ns, activity.last_ns);
+  for (int w = 0; w < kGpuWorkCount; ++w) activity.exclusive_ns[w] = split[w];
+  activity.idle_ns = split[kGpuWorkCount];
 }
 
 }  // namespace
@@ -86,6 +72,39 @@ const char* GpuWorkName(GpuWork work) {
     case GpuWork::kSync: return "sync";
   }
   return "";
+}
+
+std::vector<int64_t> SplitTimeByPriority(std::span<const PriorityInterval> intervals, int priority_count,
+                                         int64_t begin_ns, int64_t end_ns) {
+  std::vector<int64_t> split(static_cast<size_t>(priority_count) + 1, 0);
+  if (end_ns <= begin_ns) return split;
+  std::vector<std::tuple<int64_t, int, int>> edges;  // (time, priority, +1 / -1)
+  edges.reserve(intervals.size() * 2);
+  for (const PriorityInterval& interval : intervals) {
+    const int64_t start = std::max(interval.start_ns, begin_ns), end = std::min(interval.end_ns, end_ns);
+    if (end <= start || interval.priority < 0 || interval.priority >= priority_count) continue;
+    edges.emplace_back(start, interval.priority, 1);
+    edges.emplace_back(end, interval.priority, -1);
+  }
+  std::sort(edges.begin(), edges.end());
+  std::vector<int> running(static_cast<size_t>(priority_count), 0);
+  int64_t previous = begin_ns;
+  for (const auto& [time, priority, delta] : edges) {
+    if (time > previous) {
+      int bucket = priority_count;
+      for (int p = 0; p < priority_count; ++p) {
+        if (running[p] > 0) {
+          bucket = p;
+          break;
+        }
+      }
+      split[bucket] += time - previous;
+      previous = time;
+    }
+    running[priority] += delta;
+  }
+  split[priority_count] += end_ns - previous;
+  return split;
 }
 
 MemoryOperationRow ClassifyMemoryOperation(std::string_view name, GpuWork work) {
@@ -136,10 +155,7 @@ std::vector<GpuActivity> ComputeGpuActivity(const Model& model) {
     activity.last_ns = std::max(activity.last_ns, event.end_ns);
     ++activity.count[work];
     activity.summed_ns[work] += event.duration_ns();
-    if (event.end_ns > event.start_ns) {
-      gpu.edges.emplace_back(event.start_ns, work, 1);
-      gpu.edges.emplace_back(event.end_ns, work, -1);
-    }
+    if (event.end_ns > event.start_ns) gpu.intervals.push_back({event.start_ns, event.end_ns, work});
     const auto kind = static_cast<GpuWork>(work);
     if (kind == GpuWork::kMemcpy || kind == GpuWork::kMemset) {
       MemoryOperationRow classified = ClassifyMemoryOperation(model.String(event.name), kind);

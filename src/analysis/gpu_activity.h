@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,20 @@ struct GpuActivity {
     return exclusive_ns[0] + exclusive_ns[1] + exclusive_ns[2];
   }
 };
+
+// "Each instant once", shared with the per-step idle attribution (gpu_idle_attribution.h): an
+// interval of a class that outranks every class with a higher `priority` (0 first).
+struct PriorityInterval {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int priority = 0;  // in [0, priority_count)
+};
+// Splits [begin_ns, end_ns) among `intervals` (any order, overlapping, clipped to the window):
+// each instant goes to the lowest priority among the intervals covering it, and element
+// `priority_count` of the result holds the instants none covers. The elements add up to
+// end_ns - begin_ns exactly (0 when end_ns <= begin_ns).
+std::vector<int64_t> SplitTimeByPriority(std::span<const PriorityInterval> intervals, int priority_count,
+                                         int64_t begin_ns, int64_t end_ns);
 
 // One entry per (node, GPU) with device operations, in (node, device) order.
 std::vector<GpuActivity> ComputeGpuActivity(const Model& model);

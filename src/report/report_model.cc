@@ -8,6 +8,7 @@
 #include "report/report_sections_detail.h"
 #include "report/report_sections_gpu.h"
 #include "report/report_sections_gpu_activity.h"
+#include "report/report_sections_gpu_idle.h"
 #include "report/report_sections_job.h"
 #include "report/report_sections_overhead.h"
 #include "report/report_sections_rules.h"
@@ -64,6 +65,7 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs) {
   document["gpu_utilization"] = BuildGpuSection(context, "GPUUtilization");
   document["gpu_memory"] = BuildGpuSection(context, "GPUMemoryUtilization");
   document["gpu_activity"] = BuildGpuActivitySection(context);
+  document["gpu_idle"] = BuildGpuIdleSection(context);
   document["annotations"] = BuildAnnotationsSection(context);
   AddRuleDetailSections(context, document);
   document["python_profile"] = BuildPythonProfile(context);

@@ -173,22 +173,37 @@ TEST(ReportGoldenTest, SageMakerTwoNodesWithGpus) {
               SageMakerReport(kRulesGoldenDir + "/two_nodes/input", "tests/golden/rules/two_nodes/input"));
 }
 
-// A PyTorch profiler trace of AlexNet on one GPU (tests/fixtures/kineto, from HTA's test data):
-// kernels of FP32, TF32 and unknown precision, pageable host-to-device copies with byte counts,
-// memsets, stream and context synchronization, and user annotations — the GPU page's sections.
-TEST(ReportGoldenTest, KinetoAlexNetOnOneGpu) {
-  const std::string file = kKinetoFixturesDir + "/critical_path_alexnet_trace.json.gz";
-  auto model = analysis::ImportKineto({file});
-  ASSERT_TRUE(model.ok()) << model.status().message();
+// PyTorch profiler traces (tests/fixtures/kineto, from HTA's test data) imported in process, rules
+// evaluated in process.
+nlohmann::json KinetoReport(const std::vector<std::string>& names) {
+  std::vector<std::string> files;
+  for (const std::string& name : names) files.push_back(kKinetoFixturesDir + "/" + name);
+  auto model = analysis::ImportKineto(files);
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  if (!model.ok()) return nlohmann::json();
   report::ReportInputs inputs;
   inputs.model = &*model;
   inputs.job = "import";
-  inputs.path = "tests/fixtures/kineto/critical_path_alexnet_trace.json.gz";
+  inputs.path = "tests/fixtures/kineto/" + names.front();
   inputs.generated_by = "stepscope test";
-  auto rules = report::LoadOrEvaluateRules(file + ".no-rules/rules.json", *model, &inputs.rules_source);
-  ASSERT_TRUE(rules.ok());
+  auto rules = report::LoadOrEvaluateRules(files.front() + ".no-rules/rules.json", *model, &inputs.rules_source);
+  EXPECT_TRUE(rules.ok());
   inputs.rules = *rules;
-  CheckGolden("kineto_alexnet", Normalized(report::BuildReportModel(inputs), kKinetoFixturesDir, "tests/fixtures/kineto"));
+  return Normalized(report::BuildReportModel(inputs), kKinetoFixturesDir, "tests/fixtures/kineto");
+}
+
+// AlexNet on one GPU: kernels of FP32, TF32 and unknown precision, pageable host-to-device copies
+// with byte counts, memsets, stream and context synchronization, and user annotations — the GPU
+// page's sections.
+TEST(ReportGoldenTest, KinetoAlexNetOnOneGpu) {
+  CheckGolden("kineto_alexnet", KinetoReport({"critical_path_alexnet_trace.json.gz"}));
+}
+
+// Two ranks of a 128-rank job (sampled traces, two ProfilerSteps each, NCCL kernels on their own
+// streams): gpu_idle's per-rank step breakdown into compute, communication, copies and idle by cause.
+TEST(ReportGoldenTest, KinetoTwoRanksWithNccl) {
+  CheckGolden("kineto_two_ranks",
+              KinetoReport({"timeline_analysis_sampled_rank-0.json.gz", "trace_filter_sampled_rank-1.json.gz"}));
 }
 
 // The small stepscope run: node "vm", TRAIN steps 0-19 (10-29 ms, step 13 slow: 120 ms) from

@@ -19,6 +19,11 @@ nlohmann::json ReportContext::Details(std::string_view name) const {
   return entry == nullptr ? nlohmann::json::object() : JsonObject(*entry, "Details");
 }
 
+nlohmann::json ReportContext::StepscopeDetails(std::string_view name) const {
+  const nlohmann::json* entry = Rule(name);
+  return entry == nullptr ? nlohmann::json::object() : JsonObject(*entry, "StepscopeDetails");
+}
+
 bool ReportContext::HasGpuSeries() const {
   for (const analysis::SystemSeries& series : model->series()) {
     const std::string_view dimension = model->String(series.dimension);

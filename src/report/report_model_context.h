@@ -37,6 +37,8 @@ struct ReportContext {
   const nlohmann::json* Rule(std::string_view name) const;
   // The rule's Details (an object; empty when the rule is absent or has none).
   nlohmann::json Details(std::string_view name) const;
+  // What stepscope adds beside them (rules.json's "StepscopeDetails"; empty when none).
+  nlohmann::json StepscopeDetails(std::string_view name) const;
   // Whether any GPU utilization or GPU memory series exists.
   bool HasGpuSeries() const;
   // The reason a stepscope run recorded no GPU (its nodes' capabilities.gpu.reason), "" if none.

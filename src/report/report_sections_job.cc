@@ -180,6 +180,7 @@ nlohmann::json BuildJobSummary(const ReportContext& context) {
 nlohmann::json BuildSystemUsage(const ReportContext& context) {
   const analysis::Model& model = *context.model;
   const nlohmann::json details = context.Details("OverallSystemUsage");
+  const nlohmann::json additions = context.StepscopeDetails("OverallSystemUsage");
   nlohmann::json nodes = nlohmann::json::array();
   for (const analysis::NodeFacts& node : model.nodes()) {
     nlohmann::json metrics = nlohmann::json::array();
@@ -188,6 +189,9 @@ nlohmann::json BuildSystemUsage(const ReportContext& context) {
       if (stats.empty()) continue;
       nlohmann::json row = {{"metric", metric.key}, {"unit", metric.unit}};
       for (const char* key : {"max", "p99", "p95", "p50", "min"}) row[key] = JsonDouble(stats, key, 0);
+      // Rules output written before p90 existed lacks it; the table then shows the others.
+      const nlohmann::json more = JsonObject(JsonObject(additions, metric.key), node.name.c_str());
+      if (more.contains("p90")) row["p90"] = JsonDouble(more, "p90", 0);
       metrics.push_back(std::move(row));
     }
     std::vector<std::string> sentences = UsageSentences(node.name, metrics);

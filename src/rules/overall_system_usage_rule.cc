@@ -1,7 +1,9 @@
 // OverallSystemUsage (shared/RULES.md §10): a reporting rule that never triggers. Per node and
 // per exact timestamp it sums GPU memory %, GPU utilization %, host memory %, per-core CPU %,
 // network bytes/s (Algorithm dimension) and per-core I/O wait %, and reports {max, p99, p95,
-// p50, min} of those sums divided by the device count.
+// p50, min} of those sums divided by the device count. The p90 that the dashboard's resource
+// table also shows (issue 14) is computed from the same sums and kept in StepscopeDetails: the
+// reference has no p90, and its file stays exact.
 #include <cmath>
 #include <map>
 #include <memory>
@@ -113,6 +115,7 @@ class OverallSystemUsageRule : public Rule {
     report.reporting = true;
     report.datapoints = datapoints_;
     report.details = details_;
+    report.stepscope_details = stepscope_details_;
     report.parameters = "";  // the reference has no parameters: RuleParameters is ""
     return report;
   }
@@ -121,6 +124,8 @@ class OverallSystemUsageRule : public Rule {
   void Record(const analysis::Model& model, const char* metric, double devices) {
     nlohmann::json& entry = details_[metric];
     if (entry.is_null()) entry = nlohmann::json::object();
+    nlohmann::json& extra = stepscope_details_[metric];
+    if (extra.is_null()) extra = nlohmann::json::object();
     for (const auto& [node, sums] : sorted_sums_[metric]) {
       if (sums.empty()) continue;
       const analysis::BoxStats stats = SortedBoxStats(sums);
@@ -129,16 +134,18 @@ class OverallSystemUsageRule : public Rule {
                                          {"p95", Rounded(stats.p95 / devices)},
                                          {"p50", Rounded(stats.p50 / devices)},
                                          {"min", Rounded(stats.min / devices)}};
+      extra[model.nodes()[node].name] = {{"p90", Rounded(analysis::SortedQuantile(sums, 0.90) / devices)}};
     }
   }
 
   // metric -> node index -> the per-timestamp sums over the node's devices, ascending.
   std::map<const char*, std::map<uint32_t, std::vector<double>>> sorted_sums_;
+  nlohmann::json details_ = nlohmann::json::object();
+  nlohmann::json stepscope_details_ = nlohmann::json::object();
   std::set<std::string> gpu_names_;
   std::set<std::string> core_names_;
   int64_t last_end_ns_ = -1;
   int64_t datapoints_ = 0;
-  nlohmann::json details_ = nlohmann::json::object();
 };
 
 }  // namespace

@@ -127,6 +127,7 @@ nlohmann::json FullJson(const RuleReport& report) {
   json["recommendation"] = report.recommendation;
   json["last_trigger_ns"] = report.last_trigger_ns;
   json["reporting"] = report.reporting;
+  if (!report.stepscope_details.empty()) json["StepscopeDetails"] = report.stepscope_details;
   nlohmann::json findings = nlohmann::json::array();
   for (const Finding& finding : report.findings) {
     nlohmann::json evidence = nlohmann::json::array();

@@ -120,6 +120,9 @@ struct RuleReport {
   int64_t last_trigger_ns = -1;  // start of the last window in which it triggered; -1 never
   bool reporting = false;        // OverallSystemUsage, OverallFrameworkMetrics, StepTimeBreakdown
   nlohmann::json details = nlohmann::json::object();  // Details, as the reference writes it
+  // What stepscope adds beside the reference's Details (rules.json's "StepscopeDetails"), kept
+  // out of <RuleName>.json so that file stays the reference's to the key.
+  nlohmann::json stepscope_details = nlohmann::json::object();
   std::string parameters;        // RuleParameters
   std::vector<Finding> findings; // empty when nothing was found
 };

@@ -494,6 +494,10 @@ TEST(OverallSystemUsageRuleTest, ReportsRoundedPercentilesPerNodeAndNeverTrigger
   EXPECT_EQ(report.details, expected);
   EXPECT_TRUE(report.details["I/O"]["algo-1"]["min"].is_number_integer());  // the reference writes int 0
   EXPECT_TRUE(report.findings.empty());
+  // The p90 beside them (not in the reference's Details): CPU sums 30 + 0.8k, k = 0..9, at 8.1.
+  EXPECT_EQ(report.stepscope_details["CPU"]["algo-1"], (nlohmann::json{{"p90", 36.48}}));
+  EXPECT_FALSE(ReferenceJson(report)["Details"]["CPU"]["algo-1"].contains("p90"));
+  EXPECT_EQ(FullJson(report)["StepscopeDetails"], report.stepscope_details);
 }
 
 TEST(OverallSystemUsageRuleTest, EdgeSamplesAreSummedOnce) {

@@ -20,6 +20,7 @@ REPORT_SECTIONS = [
     ("steps", "Analyzing the training loop"),
     ("gpu_utilization", "GPU utilization analysis"),
     ("gpu_activity", "GPU activity"),
+    ("gpu_idle", "GPU time per step"),
     ("workload_balancing", "Workload balancing"),
     ("data_loading", "Dataloading analysis"),
     ("batch_size", "Batch size"),
@@ -135,8 +136,9 @@ def test_one_node_without_gpu(render_html, open_page):
         assert section(page, key)["canvases"] == 0
     assert section(page, "workload_balancing")["why"] == "Workload balancing compares GPUs, and no GPU was seen."
     unavailable = [s["key"] for s in page["sections"] if not s["available"]]
-    assert unavailable == ["gpu_utilization", "gpu_activity", "workload_balancing", "gpu_memory"]
+    assert unavailable == ["gpu_utilization", "gpu_activity", "gpu_idle", "workload_balancing", "gpu_memory"]
     assert section(page, "gpu_activity")["why"].startswith("No GPU kernel was recorded")
+    assert section(page, "gpu_idle")["why"].startswith("No step ran GPU work that the run recorded")
     # The verdict first: the costliest cause, its next step on the first screen.
     assert_verdict_on_first_screen(
         page, "rank 1 on vm (pid 4243) is a straggler: the other ranks wait for it in backward; fixing it could "
@@ -200,6 +202,12 @@ def test_many_nodes_with_gpus(render_html, open_page):
     # Per GPU: a bar chart of all 8 GPUs and one timeline per node.
     assert section(page, "gpu_utilization")["canvases"] == 3
     assert section(page, "gpu_memory")["canvases"] == 3
+    # GPU time per step (the two-rank NCCL trace's section): all steps per GPU, then each GPU's
+    # steps; a sentence per GPU names the largest cause of idle time and what to look at.
+    assert section(page, "gpu_idle")["canvases"] == 3
+    idle_text = text_of_section(page, "gpu_idle")
+    assert "On rank-0 GPU 0 rank 0 TRAIN the GPU idled 55.5 % of its 2 steps' time" in idle_text, idle_text
+    assert "most of it waiting on queued work (32.4 % of the step time): look at dependencies" in idle_text, idle_text
     labels = [c["label"] for c in page["canvases"]]
     assert "GPU utilization on node algo-1 (%)" in labels and "GPU utilization on node algo-2 (%)" in labels
     # 3 step series (algo-1 TRAIN and EVAL, algo-2 TRAIN) in one histogram and one line chart.

@@ -315,6 +315,7 @@ export interface ReportDocument {
   gpu_utilization?: GpuSection;
   gpu_memory?: GpuSection;
   gpu_activity?: GpuActivitySection;
+  gpu_idle?: GpuIdleSection;
   annotations?: AnnotationsSection;
   workload_balancing?: DetailsSection;
   data_loading?: DataLoading;
@@ -436,4 +437,44 @@ export interface AnnotationsSection extends Availability {
   max_names?: number;
   bins?: number;
   annotations?: AnnotationDurations[];
+}
+
+// gpu_idle (docs/report-model.md): each step's time on each GPU of its rank, busy parts and the
+// causes of idle time, adding up to the step's duration.
+export interface GpuIdleParts {
+  compute_ms: number;
+  communication_ms: number;
+  memcpy_ms: number;
+  memset_ms: number;
+  data_wait_ms: number;
+  sync_ms: number;
+  other_ms: number;
+  host_bound_ms: number;
+  busy_ms: number;
+  idle_ms: number;
+  kernels: number;
+  graph_kernels: number;
+}
+
+export interface GpuIdleStep extends GpuIdleParts {
+  step: number;
+  start_s: number;
+  duration_ms: number;
+  disturbed: boolean;
+}
+
+export interface GpuIdleGpu {
+  node: string;
+  gpu: number;
+  rank: number | null;
+  pid: number;
+  phase: string;
+  steps_total: number;
+  total: GpuIdleParts & { step_ms: number };
+  steps: GpuIdleStep[];
+}
+
+export interface GpuIdleSection extends Availability {
+  parts?: string[];
+  gpus?: GpuIdleGpu[];
 }

@@ -5,6 +5,7 @@ import { el, para } from "./dom";
 import type { ReportDocument } from "./model";
 import { renderBatchSize, renderCpuBottlenecks, renderDataLoading, renderIoBottlenecks, renderStepTimeBreakdown } from "./sections/bottlenecks";
 import { renderAnnotations, renderGpuActivity } from "./sections/gpu_activity";
+import { renderGpuIdle } from "./sections/gpu_idle";
 import { renderFramework, renderJobSummary, renderSystemUsage } from "./sections/overview";
 import { renderFindings, renderRules } from "./sections/rules";
 import { renderCapabilities, renderOperators, renderOverhead, renderPythonProfile } from "./sections/stepscope";
@@ -16,7 +17,7 @@ export type ReportSection = (doc: ReportDocument) => HTMLElement;
 // The verdict first (what is wrong and what to do), then SageMaker's profiling-report order,
 // stepscope's own sections after.
 export const kReportSections: ReportSection[] = [
-  renderVerdict, renderJobSummary, renderSystemUsage, renderFramework, renderRules, renderSteps, renderGpuUtilization, renderGpuActivity,
+  renderVerdict, renderJobSummary, renderSystemUsage, renderFramework, renderRules, renderSteps, renderGpuUtilization, renderGpuActivity, renderGpuIdle,
   renderWorkloadBalancing, renderDataLoading, renderBatchSize, renderCpuBottlenecks, renderIoBottlenecks, renderGpuMemory,
   renderFindings, renderStepTimeBreakdown, renderAnnotations, renderPythonProfile, renderOperators, renderOverhead, renderCapabilities,
 ];

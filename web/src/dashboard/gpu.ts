@@ -11,6 +11,7 @@ import { asArray, para, section } from "../dom";
 import type { OperatorShare, ReportDocument } from "../model";
 import type { ReportSection } from "../report_sections";
 import { renderAnnotations, renderGpuActivity } from "../sections/gpu_activity";
+import { renderGpuIdle } from "../sections/gpu_idle";
 import { renderGpuMemory, renderGpuUtilization, renderSteps, renderWorkloadBalancing } from "../sections/training";
 import { renderLiveReport } from "./live_report";
 import type { PageCleanup, RunFrame } from "./run_page";
@@ -39,7 +40,7 @@ function renderKernels(doc: ReportDocument): HTMLElement {
 }
 
 const kGpuSections: ReportSection[] = [
-  renderGpuUtilization, renderGpuActivity, renderKernels, renderSteps, renderAnnotations, renderGpuMemory, renderWorkloadBalancing,
+  renderGpuUtilization, renderGpuActivity, renderGpuIdle, renderKernels, renderSteps, renderAnnotations, renderGpuMemory, renderWorkloadBalancing,
 ];
 
 export function renderGpu(body: HTMLElement, run: string, frame: RunFrame): PageCleanup {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/detail_operators.h"
+#include "analysis/gpu_stream_events.h"
 #include "analysis/recording_losses.h"
 #include "analysis/run_decoder.h"
 #include "analysis/vocabulary.h"
@@ -93,6 +94,7 @@ class StepscopeFollower final : public ModelFollower, private RecordedEventSink 
     result_ = &result;
     result.replaced_provisional = builder.DropProvisional();
     STEPSCOPE_RETURN_IF_ERROR(decoder_->Poll(*this));
+    gpu_flows_.Link(builder);
     SyncFacts(builder);
     builder_ = nullptr;
     result_ = nullptr;
@@ -130,6 +132,8 @@ class StepscopeFollower final : public ModelFollower, private RecordedEventSink 
     samples_per_series_ = facts.is_system && names > 0 ? (records + names - 1) / names : 0;
     current_stream_ = stream;
     if (!facts.is_system && facts.pid >= 0) builder_->AddProcess(ProcessFromStream(facts, ModelNode(facts.node)));
+    if (gpu_stream_.size() <= stream) gpu_stream_.resize(stream + 1, false);
+    gpu_stream_[stream] = IsGpuStream(facts);
     // Room for the stream's events before the first arrives: grown by doubling, the events
     // would be copied whole at their last growth, and that copy was the load's peak on a large
     // run (1.67 GB for 9.6 M events that need 1.2). A stream makes at most one event per record
@@ -140,6 +144,10 @@ class StepscopeFollower final : public ModelFollower, private RecordedEventSink 
   void OnEvent(uint32_t stream, const RecordedEvent& event, std::span<const RecordedArg> args,
                bool provisional) override {
     const StreamFacts& facts = decoder_->streams()[stream];
+    if (stream < gpu_stream_.size() && gpu_stream_[stream]) {
+      OnGpuEvent(facts, event, args, provisional);
+      return;
+    }
     const std::string_view name = decoder_->Name(event.name);
     FrameworkEvent out;
     out.start_ns = event.start_ns;
@@ -293,8 +301,43 @@ class StepscopeFollower final : public ModelFollower, private RecordedEventSink 
     }
   }
 
+  // A GPU stream's event (gpu_stream_events.h): a device operation or a host-side call, as the
+  // Kineto importer makes them.
+  void OnGpuEvent(const StreamFacts& facts, const RecordedEvent& event, std::span<const RecordedArg> args,
+                  bool provisional) {
+    GpuStreamEvent gpu = DecodeGpuStreamEvent(event.tid, decoder_->Name(event.name), args,
+                                              [this](uint32_t id) { return decoder_->Name(id); });
+    FrameworkEvent out;
+    out.start_ns = event.start_ns;
+    out.end_ns = event.end_ns;
+    out.kind = event.kind == RecordedKind::kSpan ? EventKind::kSpan : EventKind::kInstant;
+    out.pid = static_cast<int32_t>(facts.pid);
+    out.node = ModelNode(facts.node);
+    out.device = gpu.device;
+    out.tid = gpu.tid;
+    out.name = builder_->Intern(decoder_->Name(event.name));
+    out.category = builder_->Intern(gpu.category);
+    out.phase = builder_->Intern(gpu.phase);
+    out.unfinished = event.unfinished;
+    args_.clear();
+    for (const GpuStreamArg& arg : gpu.args) {
+      args_.push_back(arg.text.empty() ? builder_->IntArg(arg.key, arg.value) : builder_->StringArg(arg.key, arg.text));
+    }
+    const uint32_t index = builder_->AddEvent(out, args_, provisional);
+    ++result_->new_events;
+    // Provisional events may not end a flow; a finished stream hands every event over as final.
+    if (!provisional && gpu.correlation > 0) gpu_flows_.Add(out.node, out.pid, gpu.correlation, gpu.role, index);
+    if (gpu.tracing_off && !gpu.reason.empty()) {
+      const std::string sentence = "process " + std::to_string(facts.pid) + " traced no GPU activity from " +
+                                   std::to_string(out.start_ns) + " ns on: " + gpu.reason;
+      if (!builder_->HasProblem(sentence)) builder_->AddProblem("gpu_tracing_off", ProblemSeverity::kInfo, sentence);
+    }
+  }
+
   std::unique_ptr<RunDecoder> decoder_;
   ModelBuilder* builder_ = nullptr;
+  std::vector<bool> gpu_stream_;  // by decoder stream: written by the GPU tracer
+  GpuFlowLinker gpu_flows_;
   RefreshResult* result_ = nullptr;
   std::vector<uint32_t> model_node_;  // decoder node -> model node
   std::vector<SampledHardware> hardware_;  // per model node

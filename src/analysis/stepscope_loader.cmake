@@ -7,6 +7,7 @@ target_sources(stepscope_analysis PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/vocabulary.cc
   ${CMAKE_CURRENT_LIST_DIR}/detail_operators.cc
   ${CMAKE_CURRENT_LIST_DIR}/detail_window_files.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_stream_events.cc
   ${CMAKE_CURRENT_LIST_DIR}/run_decoder.cc
   ${CMAKE_CURRENT_LIST_DIR}/recorded_run.cc
   ${CMAKE_CURRENT_LIST_DIR}/stepscope_loader.cc

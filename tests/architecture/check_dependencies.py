@@ -34,6 +34,8 @@ ALLOWED = {
     "recorder": {"base", "store"},
     "platform": {"base"},
     "sampler": {"base", "platform"},
+    # The GPU tracer injected into the job: CUPTI's records (platform) written as a run stream (store).
+    "gpu_tracer": {"base", "store", "platform"},
     "analysis": {"base", "store"},
     "importers": {"base", "store", "analysis"},
     "rules": {"base", "analysis"},

@@ -39,7 +39,7 @@ int FindRunCommandStart(int argc, char** argv) {
   static const std::vector<std::string> kValueOptions = {"--out", "--job", "--node", "--interval", "--config",
                                                          "--detailed-steps", "--python-steps", "--dataloader-steps",
                                                          "--python-profiler", "--rule", "--instance", "--count",
-                                                         "--prices"};
+                                                         "--prices", "--gpu-tracing"};
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") return i;
@@ -137,6 +137,10 @@ int main(int argc, char** argv) {
   std::string run_instance, run_instance_count;
   run_app->add_option("--instance", run_instance, "Instance type the job runs on, e.g. p3.2xlarge (for compare's cost)");
   run_app->add_option("--count", run_instance_count, "How many instances the job runs on (for compare's cost)");
+  std::string run_gpu_tracing;
+  run_app->add_option("--gpu-tracing", run_gpu_tracing,
+                      "What the CUPTI tracer records on NVIDIA GPUs: whole-job (kernels, copies, launches; default), "
+                      "everything (also memsets, syncs, every CUDA call, NVTX) or off");
   std::string run_prices;
   run_app->add_option("--prices", run_prices,
                       "Instance price catalogue (JSON or TOML, docs/rules.md) for the end-of-run report's cost and "
@@ -236,6 +240,7 @@ int main(int argc, char** argv) {
   if (!run_instance.empty()) run.flag_values.emplace_back("instance", run_instance);
   if (!run_instance_count.empty()) run.flag_values.emplace_back("instance_count", run_instance_count);
   if (!run_prices.empty()) run.flag_values.emplace_back("prices", run_prices);
+  if (!run_gpu_tracing.empty()) run.flag_values.emplace_back("gpu_tracing", run_gpu_tracing);
   if (rules_app->parsed()) return stepscope::cli::RulesCommand(rules_invocation);
   for (const std::string& rule : run_rules) run.flag_values.emplace_back("rules", rule);
   if (import_sagemaker_app->parsed()) return stepscope::cli::ImportCommand(import_sagemaker);

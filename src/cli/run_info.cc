@@ -44,7 +44,13 @@ std::string FormatRunInfo(const nlohmann::json& info) {
     if (!capabilities.empty()) {
       const nlohmann::json gpu = JsonObject(capabilities, "gpu");
       out << "  gpu: " << (JsonBool(gpu, "available", false) ? std::to_string(JsonArray(gpu, "gpus").size()) + " GPU(s)" : "none");
-      out << "  cupti: " << (JsonBool(JsonObject(capabilities, "cupti"), "library_found", false) ? "found" : "absent");
+      const nlohmann::json cupti = JsonObject(capabilities, "cupti");
+      out << "  cupti: " << (JsonBool(cupti, "library_found", false) ? "found" : "absent");
+      // Runs recorded before the tracer existed do not say.
+      if (const std::string tracing = JsonString(cupti, "tracing"); !tracing.empty()) {
+        out << "  gpu tracing: " << tracing;
+        if (const std::string why = JsonString(cupti, "tracing_reason"); !why.empty()) out << " (" << why << ")";
+      }
       out << "  perf counters: " << (JsonBool(JsonObject(capabilities, "perf_counters"), "available", false) ? "yes" : "no");
     }
     out << "\n";

@@ -138,7 +138,7 @@ const std::vector<std::string>& RunConfigKeys() {
   static const std::vector<std::string> keys = {
       "out",    "job",            "node",         "interval",         "torch",
       "detail", "detailed_steps", "python_steps", "dataloader_steps", "python_profiler", "rules",
-      "instance", "instance_count", "prices"};
+      "instance", "instance_count", "gpu_tracing", "prices"};
   return keys;
 }
 
@@ -232,6 +232,13 @@ Status SetRunConfigValue(RunConfig& config, const std::string& key, const std::s
       return InvalidArgumentError(origin + ": instance count must be a whole number from 1 to 100000, not '" + value + "'");
     }
     config.instance_count = static_cast<int32_t>(count);
+  } else if (key == "gpu_tracing") {
+    std::string mode = value;
+    std::replace(mode.begin(), mode.end(), '-', '_');
+    if (mode != "whole_job" && mode != "everything" && mode != "off") {
+      return InvalidArgumentError(origin + ": gpu_tracing must be whole-job, everything or off, not '" + value + "'");
+    }
+    config.gpu_tracing = mode;
   } else if (key == "prices") {
     // Read now, not when the job ends: a catalogue that cannot be used must stop the run before
     // the job starts, and the file may change while the job runs.
@@ -505,6 +512,7 @@ nlohmann::json RunConfigManifestEntries(const RunConfig& config) {
   for (const ConfiguredWindow& configured : config.detail) windows_from.push_back(ConfigSourceName(configured.from));
   return {
       {"torch", {{"value", config.torch}, {"from", SourceName(config, "torch")}}},
+      {"gpu_tracing", {{"value", config.gpu_tracing}, {"from", SourceName(config, "gpu_tracing")}}},
       {"python_profiler", {{"value", ProfilerJson(config)}, {"from", SourceName(config, "python_profiler")}}},
       {"detail",
        {{"value", DetailWindowsToJson(ResolvedDetailWindows(config))},

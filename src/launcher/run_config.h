@@ -19,6 +19,9 @@
 //   instance, instance_count                      the instance type and how many of them the job
 //                                                 runs on (--instance, --count), recorded in the
 //                                                 node manifest for `stepscope compare`'s cost
+//   gpu_tracing                                   whole_job (default), everything or off: what the
+//                                                 CUPTI tracer injected into the job records
+//                                                 (--gpu-tracing; gpu_tracing_injection.h)
 //   prices                                        a price catalogue file (--prices; JSON or TOML,
 //                                                 rules/run_cost.h), read when set so a bad one
 //                                                 stops the run before the job starts; RightSizing
@@ -74,6 +77,7 @@ struct RunConfig {
   std::vector<std::string> rule_overrides;
   std::string instance;                // "p3.2xlarge"; empty when not given
   int32_t instance_count = 0;          // 0 when not given
+  std::string gpu_tracing = "whole_job";  // whole_job | everything | off
   std::string prices;                  // the catalogue file as given; empty: the built-in example
   std::vector<rules::InstanceType> price_catalog;  // its entries, read once when `prices` was set
   std::map<std::string, ConfigSource> sources;  // key -> where its value came from

@@ -11,6 +11,7 @@
 #include "base/file_system.h"
 #include "launcher/child_process.h"
 #include "launcher/control_watcher.h"
+#include "launcher/gpu_tracing_injection.h"
 #include "launcher/online_rules.h"
 #include "launcher/python_startup.h"
 #include "launcher/run_directory_claim.h"
@@ -119,6 +120,14 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   capabilities.perf_paranoid = perf.paranoid_level;
   capabilities.perf_reason = perf.reason;
   capabilities.tick_clock = CurrentTickSource() == TickSource::kTsc ? "tsc" : "monotonic_ns";
+  // The package this command came with: the job's fallback instrumentation and the GPU tracer.
+  const std::string own_package_parent = FindOwnPythonPackageParent();
+  const char* existing_injection = std::getenv("CUDA_INJECTION64_PATH");
+  const GpuTracingPlan gpu_tracing = PlanGpuTracing({config.gpu_tracing, gpu.available, cupti.library_found,
+                                                     cupti.reason, own_package_parent,
+                                                     existing_injection != nullptr ? existing_injection : ""});
+  capabilities.gpu_tracing = gpu_tracing.mode;
+  capabilities.gpu_tracing_reason = gpu_tracing.reason;
 
   const nlohmann::json versions = Versions();
   auto start_manifest = [&](const std::string& job_name) {
@@ -160,11 +169,15 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
                                                 "STEPSCOPE_CONFIG=" + config_path,
                                                 std::string("STEPSCOPE_LAUNCHER_VERSION=") + STEPSCOPE_VERSION,
                                                 std::string("STEPSCOPE_TORCH=") + (config.torch ? "1" : "0")};
-  auto python_startup = WritePythonStartup(node_dir, FindOwnPythonPackageParent());
+  auto python_startup = WritePythonStartup(node_dir, own_package_parent);
   if (python_startup.ok()) {
     child_environment.push_back("PYTHONPATH=" + ChildPythonPath(*python_startup, std::getenv("PYTHONPATH")));
   } else {
     PrintError("automatic PyTorch instrumentation is off: " + python_startup.status().message());
+  }
+  for (const std::string& variable : gpu_tracing.environment) child_environment.push_back(variable);
+  if (gpu_tracing.mode == "off" && config.gpu_tracing != "off" && gpu.available) {
+    PrintError("GPU tracing is off: " + gpu_tracing.reason);
   }
 
   std::fprintf(stderr, "stepscope: run directory %s\n", run_dir.c_str());

@@ -64,6 +64,8 @@ ManifestCapabilities CapabilitiesFromJson(const nlohmann::json& json) {
   c.cupti_version = JsonString(cupti, "version");
   c.cupti_usable = JsonBool(cupti, "usable", false);
   c.cupti_reason = JsonString(cupti, "reason");
+  c.gpu_tracing = JsonString(cupti, "tracing");
+  c.gpu_tracing_reason = JsonString(cupti, "tracing_reason");
   const nlohmann::json perf = JsonObject(json, "perf_counters");
   c.perf_counters_available = JsonBool(perf, "available", false);
   c.perf_paranoid = JsonInt(perf, "paranoid", 0);
@@ -86,7 +88,8 @@ nlohmann::json CapabilitiesToJson(const ManifestCapabilities& c) {
                {"gpus", gpus}}},
       {"nvml", {{"available", c.nvml_available}, {"reason", c.nvml_reason}}},
       {"cupti", {{"library_found", c.cupti_library_found}, {"library", c.cupti_library}, {"version", c.cupti_version},
-                 {"usable", c.cupti_usable}, {"reason", c.cupti_reason}}},
+                 {"usable", c.cupti_usable}, {"reason", c.cupti_reason}, {"tracing", c.gpu_tracing},
+                 {"tracing_reason", c.gpu_tracing_reason}}},
       {"perf_counters", {{"available", c.perf_counters_available}, {"paranoid", c.perf_paranoid},
                          {"reason", c.perf_reason}}},
       {"tick_clock", c.tick_clock},

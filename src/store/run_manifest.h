@@ -45,6 +45,10 @@ struct ManifestCapabilities {
   std::string cupti_version;
   bool cupti_usable = false;
   std::string cupti_reason;
+  // What `stepscope run` asked of the injected CUPTI tracer: "whole_job", "everything" or "off",
+  // and why it is off when it is.
+  std::string gpu_tracing;
+  std::string gpu_tracing_reason;
   bool perf_counters_available = false;
   int64_t perf_paranoid = 0;
   std::string perf_reason;

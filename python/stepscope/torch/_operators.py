@@ -48,7 +48,7 @@ import weakref
 import torch
 
 from stepscope import _core
-from stepscope.torch import _detail_store, _windows
+from stepscope.torch import _detail_store, _gpu_tracing, _windows
 
 MAX_EVENTS = 200_000
 # Above every level Kineto logs at (its USDT lines included).
@@ -388,6 +388,9 @@ class OperatorsCollector:
         self.discard()
 
 
+_GPU_YIELDED = "_stepscope_gpu_tracing_yielded"
+
+
 class ProfilerGuard:
     """Keeps stepscope's operator windows out of the way of the script's own torch profiler.
 
@@ -452,6 +455,22 @@ class ProfilerGuard:
     def _ended(self, profiler):
         self._sessions.discard(profiler)
 
+    # Every torch profiler session, stepscope's own included, takes CUPTI from stepscope's GPU
+    # tracer while it runs (_gpu_tracing); each session gives it back once, at its exit.
+    def _yield_gpu_tracing(self, profiler):
+        if getattr(profiler, _GPU_YIELDED, False):
+            return
+        try:
+            setattr(profiler, _GPU_YIELDED, True)
+        except AttributeError:  # a profiler with __slots__: it cannot be matched at exit
+            return
+        _gpu_tracing.yield_to("torch profiler started")
+
+    def _take_back_gpu_tracing(self, profiler):
+        if getattr(profiler, _GPU_YIELDED, False):
+            setattr(profiler, _GPU_YIELDED, False)
+            _gpu_tracing.take_back("torch profiler ended")
+
     def install(self):
         if self._installed:
             return
@@ -473,6 +492,7 @@ class ProfilerGuard:
         def start(profiler, *args, **kwargs):
             if getattr(profiler, "enabled", True):
                 guard._starting(profiler)
+                guard._yield_gpu_tracing(profiler)
             return original(profiler, *args, **kwargs)
 
         start.__wrapped__ = original
@@ -488,6 +508,7 @@ class ProfilerGuard:
                 return original(profiler, *args, **kwargs)
             finally:
                 guard._ended(profiler)
+                guard._take_back_gpu_tracing(profiler)
 
         exit_.__wrapped__ = original
         exit_.__name__ = "__exit__"

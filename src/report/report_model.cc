@@ -14,9 +14,7 @@
 #include "report/report_sections_rules.h"
 #include "report/report_sections_steps.h"
 #include "report/report_sections_verdict.h"
-#include "rules/builtin_rules.h"
-#include "rules/profiler_report.h"
-#include "rules/right_sizing_rule.h"
+#include "rules/configured_profiler_report.h"
 #include "base/json_fields.h"
 
 namespace stepscope::report {
@@ -77,21 +75,28 @@ nlohmann::json BuildReportModel(const ReportInputs& inputs) {
   return document;
 }
 
+std::optional<nlohmann::json> LoadFinishedRules(const std::string& rules_json_path) {
+  auto text = ReadRegularFile(rules_json_path, Symlinks::kRefuse);
+  if (!text.ok()) return std::nullopt;
+  auto document = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !JsonBool(document, "finished", false) || JsonField(document, "rules") == nullptr ||
+      !document["rules"].is_array()) {
+    return std::nullopt;
+  }
+  return document;
+}
+
+StatusOr<std::unique_ptr<rules::ProfilerReport>> MakeReportRules(const std::vector<rules::InstanceType>* catalog) {
+  return rules::MakeConfiguredProfilerReport(/*only=*/"", /*section=*/nlohmann::json(), /*overrides=*/{}, catalog);
+}
+
 StatusOr<nlohmann::json> LoadOrEvaluateRules(const std::string& rules_json_path, const analysis::Model& model,
                                             std::string* source, const std::vector<rules::InstanceType>* catalog) {
-  if (auto text = ReadRegularFile(rules_json_path, Symlinks::kRefuse); text.ok()) {
-    auto document = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    // A live run's rules.json is rewritten as windows close: only a finished one is the run's.
-    if (!document.is_discarded() && JsonBool(document, "finished", false) &&
-        JsonField(document, "rules") != nullptr && document["rules"].is_array()) {
-      *source = "rules.json";
-      return document;
-    }
+  if (std::optional<nlohmann::json> finished = LoadFinishedRules(rules_json_path)) {
+    *source = "rules.json";
+    return std::move(*finished);
   }
-  STEPSCOPE_ASSIGN_OR_RETURN(auto report, rules::ProfilerReport::Create(rules::BuiltinRules()));
-  for (const auto& rule : report->rules()) {
-    if (catalog != nullptr) rules::SetRightSizingCatalog(*rule, *catalog);  // does nothing to other rules
-  }
+  STEPSCOPE_ASSIGN_OR_RETURN(auto report, MakeReportRules(catalog));
   report->Finish(model);
   *source = "evaluated";
   return report->RulesJson();

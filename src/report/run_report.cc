@@ -29,7 +29,8 @@ StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generate
 
 StatusOr<RunReport> BuildRunReportFromModel(const analysis::Model& model, const std::string& run_path,
                                             int64_t generated_at_ns, const std::string& generated_by,
-                                            const std::vector<rules::InstanceType>* catalog) {
+                                            const std::vector<rules::InstanceType>* catalog,
+                                            const PrecomputedRules* precomputed) {
   RunReport report;
   report.problems = model.problems();
   ReportInputs inputs;
@@ -39,8 +40,13 @@ StatusOr<RunReport> BuildRunReportFromModel(const analysis::Model& model, const 
   inputs.generated_by = generated_by;
   inputs.generated_at_ns = generated_at_ns;
   inputs.catalog = catalog;
-  STEPSCOPE_ASSIGN_OR_RETURN(inputs.rules, LoadOrEvaluateRules(rules::DefaultRulesOutputDir(run_path) + "/rules.json",
-                                                               model, &inputs.rules_source, catalog));
+  if (precomputed != nullptr && precomputed->document != nullptr) {
+    inputs.rules = *precomputed->document;
+    inputs.rules_source = precomputed->source;
+  } else {
+    STEPSCOPE_ASSIGN_OR_RETURN(inputs.rules, LoadOrEvaluateRules(rules::DefaultRulesOutputDir(run_path) + "/rules.json",
+                                                                 model, &inputs.rules_source, catalog));
+  }
   if (model.source() == analysis::ModelSource::kStepscope) {
     inputs.run_info = BuildRunInfo(run_path, model);
     const std::vector<analysis::DetailWindowFile> windows = analysis::ReadDetailWindows(model);

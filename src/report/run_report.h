@@ -1,5 +1,6 @@
 // The report of a run, assembled: the run loaded once (analysis::LoadRun), the rules' outputs
-// (<RUN>/rules/rules.json when finished, else evaluated in process), the run's facts
+// (<RUN>/rules/rules.json when finished, else evaluated in process, or what the caller already
+// holds: the dashboard's live evaluation), the run's facts
 // (run_info.h) and the tables of its Python profiles (python_profile_tables.h), built into the
 // report model (report_model.h). `stepscope report`, the end of `stepscope run`, the golden
 // tests, the benchmarks and the dashboard (from the model it holds) build it here.
@@ -31,6 +32,13 @@ struct RunReport {
   std::vector<analysis::DetailWindowFile> unreadable_python_windows;
 };
 
+// Rules' outputs the caller already holds for the run (the dashboard's, evaluated incrementally
+// as the run grows: server/live_rules.h), so the report evaluates none itself.
+struct PrecomputedRules {
+  const nlohmann::json* document = nullptr;  // ProfilerReport::RulesJson's shape; not owned
+  std::string source;                        // run.rules.source: "live", "evaluated", "rules.json"
+};
+
 // The report of the run at `run_path` (a job or node directory, or an imported run), stamped
 // with `generated_at_ns` (Unix ns; tests pass 0) and `generated_by` ("stepscope 0.1.0"). Errors
 // are one line naming the run and what to pass instead. Imported runs have no facts or Python
@@ -43,9 +51,11 @@ StatusOr<RunReport> BuildRunReport(const std::string& run_path, int64_t generate
 
 // The same from a model the caller already holds for `run_path` (the dashboard's loaded run,
 // refreshed while its job runs): nothing is read again but the rules.json, the run's facts and
-// its detail windows. The caller keeps `model` unchanged until this returns.
+// its detail windows. With `precomputed` (not null) its document is used as it is and no rules.json
+// is read. The caller keeps `model` and `precomputed` unchanged until this returns.
 StatusOr<RunReport> BuildRunReportFromModel(const analysis::Model& model, const std::string& run_path,
                                             int64_t generated_at_ns, const std::string& generated_by,
-                                            const std::vector<rules::InstanceType>* catalog = nullptr);
+                                            const std::vector<rules::InstanceType>* catalog = nullptr,
+                                            const PrecomputedRules* precomputed = nullptr);
 
 }  // namespace stepscope::report

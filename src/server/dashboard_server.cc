@@ -394,13 +394,20 @@ class DashboardServer::Impl {
     StatusOr<report::RunReport> built = InternalError("not built");
     // The document `stepscope report --json` writes, built by the same code from the model the
     // server holds (refreshed while the job runs) under the run's lock: never a second read of
-    // the run, and never a model half-way through a refresh.
-    if (Status read = loaded_.Read(run->id, [&](const analysis::Model& model, const LiveState& state) {
-          live = state;
-          if (!cached || generation != live.generation) {
-            built = report::BuildRunReportFromModel(model, run->directory, NowNs(), options_.generated_by);
-          }
-        });
+    // the run, and never a model half-way through a refresh. The rules' outputs are the loaded
+    // run's (live_rules.h): only the windows completed since the last report are evaluated.
+    if (Status read = loaded_.ReadWithRules(
+            run->id, [&](const analysis::Model& model, const LiveState& state, const LiveRules& rules) {
+              live = state;
+              if (cached && generation == live.generation) return;
+              if (!rules.failure().ok()) {
+                built = rules.failure();
+                return;
+              }
+              const report::PrecomputedRules precomputed{&rules.document(), rules.source()};
+              built = report::BuildRunReportFromModel(model, run->directory, NowNs(), options_.generated_by,
+                                                      /*catalog=*/nullptr, &precomputed);
+            });
         !read.ok()) {
       return Fail(res, read);
     }

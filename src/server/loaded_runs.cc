@@ -4,6 +4,7 @@
 
 #include "analysis/run_loader.h"
 #include "base/clock.h"
+#include "rules/profiler_report.h"
 
 namespace stepscope::server {
 namespace {
@@ -31,6 +32,8 @@ Status LoadedRuns::Load(const std::string& id, const std::string& directory) {
   auto run = std::make_shared<Run>();
   run->directory = directory;
   run->model = std::move(model);
+  // Priced by the built-in catalogue, as the report the server builds is.
+  run->rules = std::make_unique<LiveRules>(rules::DefaultRulesOutputDir(directory) + "/rules.json");
   run->live.following = run->model.CanGrow();
   run->live.complete_until_ns = run->model.complete_until_ns();
   run->live.refreshed_at_ns = NowNs();
@@ -81,6 +84,18 @@ Status LoadedRuns::ReadTimeline(
   std::lock_guard<std::mutex> lock(run->mutex);
   if (!run->timeline) run->timeline = std::make_unique<analysis::TimelineIndex>(run->model);
   read(run->model, *run->timeline);
+  return OkStatus();
+}
+
+Status LoadedRuns::ReadWithRules(
+    const std::string& id,
+    const std::function<void(const analysis::Model&, const LiveState&, const LiveRules&)>& read) {
+  std::shared_ptr<Run> run = Find(id);
+  if (!run) return NotFoundError("run '" + id + "' is not loaded; load it first");
+  std::lock_guard<std::mutex> lock(run->mutex);
+  StatusOr<bool> changed = run->rules->Update(run->model);
+  if (changed.ok() && *changed) ++run->live.generation;
+  read(run->model, run->live, *run->rules);
   return OkStatus();
 }
 

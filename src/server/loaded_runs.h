@@ -1,6 +1,7 @@
 // The runs the dashboard has loaded: one analysis model per run (analysis::LoadRun), kept
 // until unloaded and followed while it can grow (Model::Refresh), so every page of a live run
-// reads one model refreshed incrementally instead of reading the store again.
+// reads one model refreshed incrementally instead of reading the store again. Each run's rules
+// follow its model the same way (live_rules.h) instead of being evaluated again per report.
 //
 // A loaded run whose files vanish or turn unreadable keeps its last model and says why in its
 // LiveState::problem; it is never dropped behind the user's back.
@@ -25,6 +26,7 @@
 #include "analysis/timeline_view.h"
 #include "base/status.h"
 #include "server/event_hub.h"
+#include "server/live_rules.h"
 
 namespace stepscope::server {
 
@@ -33,7 +35,7 @@ struct LiveState {
   bool following = false;        // the model can still grow and the follower refreshes it
   int64_t complete_until_ns = 0; // Model::complete_until_ns()
   int64_t refreshed_at_ns = 0;   // Unix ns of the last refresh (or the load)
-  uint64_t generation = 0;       // +1 each time the model grew: caches key on it
+  uint64_t generation = 0;       // +1 each time the model grew or its rules changed: caches key on it
   std::string problem;           // the last refresh's failure; "" when fine
 };
 nlohmann::json LiveStateJson(const LiveState& live);
@@ -58,6 +60,12 @@ class LoadedRuns {
   Status ReadTimeline(const std::string& id,
                       const std::function<void(const analysis::Model&, const analysis::TimelineIndex&)>& read) const;
 
+  // The same with the run's rules (live_rules.h), first brought up to date with its model (so
+  // the rules are evaluated when a report is asked for, never by the follower): a change of
+  // them is a new generation, as a grown model is. A failed update is in LiveRules::failure().
+  Status ReadWithRules(const std::string& id,
+                       const std::function<void(const analysis::Model&, const LiveState&, const LiveRules&)>& read);
+
   // One pass of the follower: refreshes every loaded run that can grow and publishes a "run"
   // event {"id", "new_events", "new_samples", "complete_until_ns"} for each that grew; notes in
   // LiveState::problem when a loaded run's directory is gone.
@@ -76,6 +84,7 @@ class LoadedRuns {
     analysis::Model model;
     LiveState live;
     mutable std::unique_ptr<analysis::TimelineIndex> timeline;  // of `model` as it is; null: not built
+    std::unique_ptr<LiveRules> rules;  // never reset: it evaluates each window of the run once
     uint64_t cached_generation = UINT64_MAX;
     nlohmann::json cached;
   };

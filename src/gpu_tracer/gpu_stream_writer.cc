@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -139,16 +140,25 @@ bool GpuStreamWriter::EnsureStream(uint64_t gpu_timestamp_ns) {
   }
   stream_ = std::move(*stream);
   next_calibration_ns_ = MonotonicNowNs() + kCalibrationIntervalNs;
+  keys_.correlation = Intern("correlation");
+  keys_.grid[0] = Intern("grid_x"), keys_.grid[1] = Intern("grid_y"), keys_.grid[2] = Intern("grid_z");
+  keys_.block[0] = Intern("block_x"), keys_.block[1] = Intern("block_y"), keys_.block[2] = Intern("block_z");
+  keys_.registers = Intern("registers per thread");
+  keys_.shared_memory = Intern("shared memory");
+  keys_.bytes = Intern("bytes");
+  keys_.cbid = Intern("cbid");
+  keys_.device = Intern("device");
+  keys_.stream = Intern("stream");
   return true;
 }
 
 uint32_t GpuStreamWriter::Intern(std::string_view text) {
-  auto it = names_.find(std::string(text));
+  auto it = names_.find(text);
   if (it != names_.end()) return it->second;
   if (names_.size() >= kMaxNames) {
     ++names_over_limit_;
     text = "<too many names>";
-    it = names_.find(std::string(text));
+    it = names_.find(text);
     if (it != names_.end()) return it->second;
   }
   const auto id = static_cast<uint32_t>(names_.size() + 1);
@@ -156,6 +166,20 @@ uint32_t GpuStreamWriter::Intern(std::string_view text) {
   // at once).
   if (Status status = stream_->AppendStrings({{id, std::string(text)}}); !status.ok()) return 0;
   names_.emplace(std::string(text), id);
+  return id;
+}
+
+uint32_t GpuStreamWriter::InternCString(const char* text) {
+  auto known = names_by_address_.find(text);
+  if (known != names_by_address_.end() && std::strncmp(text, known->second.text.data(), known->second.text.size()) == 0 &&
+      text[known->second.text.size()] == '\0') {
+    return known->second.id;
+  }
+  const uint32_t id = Intern(text);
+  auto stored = names_.find(std::string_view(text));
+  if (id != 0 && stored != names_.end() && names_by_address_.size() < kMaxNames) {
+    names_by_address_[text] = {stored->first, id};  // the map's key: stable while the map lives
+  }
   return id;
 }
 
@@ -212,55 +236,55 @@ void GpuStreamWriter::OnRecord(const GpuActivityRecord& r) {
   };
   Arg args[kMaxRecordsPerEvent];
   uint32_t arg_count = 0;
-  auto arg = [&](std::string_view key, int64_t value) { args[arg_count++] = {Intern(key), value}; };
-  std::string name;
+  auto arg = [&](uint32_t key, int64_t value) { args[arg_count++] = {key, value}; };
+  uint32_t name_id = 0;
   uint32_t track_id = 0;
   bool device_work = true;
   GpuDeviceTrack device_track = GpuDeviceTrack::kKernel;
   switch (r.kind) {
     case GpuActivityKind::kKernel:
-      name = r.name != nullptr ? r.name : "<unnamed kernel>";
+      name_id = r.name != nullptr ? InternCString(r.name) : Intern("<unnamed kernel>");
       device_track = GpuDeviceTrack::kKernel;
-      arg("correlation", r.correlation);
-      arg("grid_x", r.grid[0]);
-      if (r.grid[1] != 1) arg("grid_y", r.grid[1]);
-      if (r.grid[2] != 1) arg("grid_z", r.grid[2]);
-      arg("block_x", r.block[0]);
-      if (r.block[1] != 1) arg("block_y", r.block[1]);
-      if (r.block[2] != 1) arg("block_z", r.block[2]);
-      arg("registers per thread", r.registers_per_thread);
-      arg("shared memory", r.shared_memory_bytes);
+      arg(keys_.correlation, r.correlation);
+      arg(keys_.grid[0], r.grid[0]);
+      if (r.grid[1] != 1) arg(keys_.grid[1], r.grid[1]);
+      if (r.grid[2] != 1) arg(keys_.grid[2], r.grid[2]);
+      arg(keys_.block[0], r.block[0]);
+      if (r.block[1] != 1) arg(keys_.block[1], r.block[1]);
+      if (r.block[2] != 1) arg(keys_.block[2], r.block[2]);
+      arg(keys_.registers, r.registers_per_thread);
+      arg(keys_.shared_memory, r.shared_memory_bytes);
       break;
     case GpuActivityKind::kMemcpy:
-      name = std::string("Memcpy ") + MemcpyKindName(r.memcpy_kind) + " (" + MemoryKindName(r.src_memory) + " -> " +
-             MemoryKindName(r.dst_memory) + ")";
+      name_id = Intern(std::string("Memcpy ") + MemcpyKindName(r.memcpy_kind) + " (" + MemoryKindName(r.src_memory) +
+                       " -> " + MemoryKindName(r.dst_memory) + ")");
       device_track = GpuDeviceTrack::kMemcpy;
-      arg("correlation", r.correlation);
-      arg("bytes", static_cast<int64_t>(r.bytes));
+      arg(keys_.correlation, r.correlation);
+      arg(keys_.bytes, static_cast<int64_t>(r.bytes));
       break;
     case GpuActivityKind::kMemset:
-      name = std::string("Memset (") + MemoryKindName(r.src_memory) + ")";
+      name_id = Intern(std::string("Memset (") + MemoryKindName(r.src_memory) + ")");
       device_track = GpuDeviceTrack::kMemset;
-      arg("correlation", r.correlation);
-      arg("bytes", static_cast<int64_t>(r.bytes));
+      arg(keys_.correlation, r.correlation);
+      arg(keys_.bytes, static_cast<int64_t>(r.bytes));
       break;
     case GpuActivityKind::kSync:
-      name = SyncName(r.sync_kind);
+      name_id = Intern(SyncName(r.sync_kind));
       device_track = GpuDeviceTrack::kSync;
-      if (r.correlation != 0) arg("correlation", r.correlation);
+      if (r.correlation != 0) arg(keys_.correlation, r.correlation);
       break;
     case GpuActivityKind::kRuntimeApi:
     case GpuActivityKind::kDriverApi:
       device_work = false;
-      name = r.name != nullptr ? r.name : "<unnamed call>";
+      name_id = r.name != nullptr ? InternCString(r.name) : Intern("<unnamed call>");
       track_id = GpuHostTrackId(r.kind == GpuActivityKind::kRuntimeApi ? GpuHostTrack::kRuntime : GpuHostTrack::kDriver,
                                 r.thread_id);
-      arg("correlation", r.correlation);
-      arg("cbid", r.callback_id);
+      arg(keys_.correlation, r.correlation);
+      arg(keys_.cbid, r.callback_id);
       break;
     case GpuActivityKind::kOverhead:
       device_work = false;
-      name = OverheadName(r.id);
+      name_id = Intern(OverheadName(r.id));
       track_id = GpuHostTrackId(GpuHostTrack::kOverhead, r.thread_id);
       break;
     case GpuActivityKind::kMarker: {
@@ -277,13 +301,13 @@ void GpuStreamWriter::OnRecord(const GpuActivityRecord& r) {
         }
         return;
       }
-      const uint32_t name_id = Intern(r.name != nullptr ? r.name : "<unnamed range>");
+      const uint32_t range_name = r.name != nullptr ? InternCString(r.name) : Intern("<unnamed range>");
       const bool start = (r.marker_flags & kGpuMarkerStart) != 0;
       if (start && open_ranges_.size() >= kMaxOpenRanges) return;
       if (Track* t = Reserve(marker_track, 1)) {
-        Put(*t, r.start_ns, start ? store::RecordKind::kBegin : store::RecordKind::kInstant, name_id, 0);
+        Put(*t, r.start_ns, start ? store::RecordKind::kBegin : store::RecordKind::kInstant, range_name, 0);
         Publish(*t);
-        if (start) open_ranges_[r.id] = {name_id, marker_track};
+        if (start) open_ranges_[r.id] = {range_name, marker_track};
         ++events_written_;
       }
       return;
@@ -294,10 +318,9 @@ void GpuStreamWriter::OnRecord(const GpuActivityRecord& r) {
     const bool stream_fits = r.stream < kGpuTrackStreamUnknown;
     track_id = GpuDeviceTrackId(device_track, device_fits ? r.device : kGpuTrackDeviceUnknown,
                                 stream_fits ? r.stream : kGpuTrackStreamUnknown);
-    if (!device_fits && r.device != kGpuNoValue) arg("device", r.device);
-    if (!stream_fits && r.stream != kGpuNoValue) arg("stream", r.stream);
+    if (!device_fits && r.device != kGpuNoValue) arg(keys_.device, r.device);
+    if (!stream_fits && r.stream != kGpuNoValue) arg(keys_.stream, r.stream);
   }
-  const uint32_t name_id = Intern(name);
   Track* track = Reserve(track_id, 2 + arg_count);
   if (track == nullptr) return;
   Put(*track, r.start_ns, store::RecordKind::kBegin, name_id, 0);

@@ -89,8 +89,26 @@ class GpuStreamWriter final : public GpuActivitySink {
   bool finished_ = false;
   bool log_write_failing_ = false;
   std::string error_;
+  // Looked up by string_view: no string is built to find a name.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>()(text); }
+  };
+  // Kernel and call names are C strings CUPTI keeps for the module's life, met again and again:
+  // by address first, checked against the text (an address reused for another name misses).
+  struct KnownName {
+    std::string_view text;
+    uint32_t id = 0;
+  };
+  uint32_t InternCString(const char* text);
+  // The argument keys every event uses, interned once.
+  struct Keys {
+    uint32_t correlation, grid[3], block[3], registers, shared_memory, bytes, cbid, device, stream;
+  };
+  Keys keys_{};
   std::unordered_map<uint32_t, Track> tracks_;
-  std::unordered_map<std::string, uint32_t> names_;
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> names_;
+  std::unordered_map<const char*, KnownName> names_by_address_;
   // NVTX ranges open by id: their name and track, for the end record (which has no name).
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> open_ranges_;
   uint64_t events_written_ = 0;

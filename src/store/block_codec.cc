@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <memory>
 #include <unordered_map>
 
 #include "store/varint.h"
@@ -99,15 +98,8 @@ std::string EncodeBlock(uint64_t seq, uint32_t tid, uint64_t dropped_before,
   size_t bound = ZSTD_compressBound(columns.size());
   size_t prefix = payload.size();
   payload.resize(prefix + bound);
-  // One compression context per thread, kept: ZSTD_compress makes and frees one per call, and
-  // that setup cost more than compressing a 32 KiB block (the GPU tracer flushes one per CUPTI
-  // buffer). Writers flush on their own threads, so a context is never shared.
-  thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
-  size_t compressed = context != nullptr ? ZSTD_compressCCtx(context.get(), payload.data() + prefix, bound,
-                                                               columns.data(), columns.size(), zstd_level)
-                                         : ZSTD_compress(payload.data() + prefix, bound, columns.data(), columns.size(),
-                                                         zstd_level);
-  // Compression only fails on a too-small destination, which compressBound rules out.
+  size_t compressed = ZSTD_compress(payload.data() + prefix, bound, columns.data(), columns.size(), zstd_level);
+  // ZSTD_compress only fails on a too-small destination, which compressBound rules out.
   payload.resize(ZSTD_isError(compressed) ? prefix : prefix + compressed);
   return payload;
 }

@@ -36,8 +36,11 @@ bool IsValidRecord(const RawRecord& record) {
   return true;
 }
 
-std::string EncodeBlock(uint64_t seq, uint32_t tid, uint64_t dropped_before,
-                        std::span<const RawRecord> records, int zstd_level) {
+namespace {
+
+// The block's columns compressed by `context` (nullptr: a one-shot context).
+std::string EncodeBlockWith(ZSTD_CCtx* context, uint64_t seq, uint32_t tid, uint64_t dropped_before,
+                            std::span<const RawRecord> records, int zstd_level) {
   const size_t n = records.size();
   std::string columns;
   columns.reserve(n * 6 + 16);
@@ -98,10 +101,39 @@ std::string EncodeBlock(uint64_t seq, uint32_t tid, uint64_t dropped_before,
   size_t bound = ZSTD_compressBound(columns.size());
   size_t prefix = payload.size();
   payload.resize(prefix + bound);
-  size_t compressed = ZSTD_compress(payload.data() + prefix, bound, columns.data(), columns.size(), zstd_level);
-  // ZSTD_compress only fails on a too-small destination, which compressBound rules out.
+  size_t compressed =
+      context != nullptr
+          ? ZSTD_compressCCtx(context, payload.data() + prefix, bound, columns.data(), columns.size(), zstd_level)
+          : ZSTD_compress(payload.data() + prefix, bound, columns.data(), columns.size(), zstd_level);
+  // Compression only fails on a too-small destination, which compressBound rules out.
   payload.resize(ZSTD_isError(compressed) ? prefix : prefix + compressed);
   return payload;
+}
+
+}  // namespace
+
+std::string EncodeBlock(uint64_t seq, uint32_t tid, uint64_t dropped_before, std::span<const RawRecord> records,
+                        int zstd_level) {
+  return EncodeBlockWith(nullptr, seq, tid, dropped_before, records, zstd_level);
+}
+
+struct BlockEncoder::Context {
+  ZSTD_CCtx* zstd;
+};
+
+BlockEncoder::BlockEncoder() : context_(nullptr) {
+  if (ZSTD_CCtx* zstd = ZSTD_createCCtx(); zstd != nullptr) context_ = new Context{zstd};
+}
+
+BlockEncoder::~BlockEncoder() {
+  if (context_ == nullptr) return;
+  ZSTD_freeCCtx(context_->zstd);
+  delete context_;
+}
+
+std::string BlockEncoder::Encode(uint64_t seq, uint32_t tid, uint64_t dropped_before,
+                                 std::span<const RawRecord> records, int zstd_level) {
+  return EncodeBlockWith(context_ != nullptr ? context_->zstd : nullptr, seq, tid, dropped_before, records, zstd_level);
 }
 
 StatusOr<DecodedBlock> DecodeBlock(std::string_view payload) {

@@ -54,6 +54,22 @@ TEST(BlockCodec, RoundTripsEveryRecordKindExactly) {
   }
 }
 
+TEST(BlockCodec, AKeptEncoderWritesTheSameBytesBlockAfterBlock) {
+  BlockEncoder encoder;
+  std::mt19937 random(3);
+  for (int block = 0; block < 4; ++block) {
+    std::vector<RawRecord> records;
+    for (uint32_t i = 0; i < 2000; ++i) {
+      records.push_back(Make(i % 2 == 0 ? RecordKind::kBegin : RecordKind::kEnd, 1000 + i * (random() % 900), 1 + i % 7));
+    }
+    const std::string kept = encoder.Encode(block, 4, 0, records, 3);
+    EXPECT_EQ(kept, EncodeBlock(block, 4, 0, records, 3)) << "block " << block;
+    auto decoded = DecodeBlock(kept);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+    EXPECT_EQ(decoded->records.size(), records.size());
+  }
+}
+
 TEST(BlockCodec, KeepsSamplesToAThousandthAndEscapesHugeOrNonFiniteValues) {
   const double values[] = {12.3456, 12.3454, 0.0, 99.999, 1e15, -7.5e14,
                            std::numeric_limits<double>::infinity(), std::nan("")};

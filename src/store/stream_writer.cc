@@ -74,7 +74,7 @@ Status StreamWriter::AppendBlockFrame(BlockHeader* block, uint32_t count) {
   // The first `count` records were published (count loaded with acquire) and are never
   // rewritten while the block is sealed or open, so they are encoded in place.
   std::span<const RawRecord> records(RingFile::Records(block), count);
-  std::string payload = EncodeBlock(block->seq, block->tid, block->dropped_before, records, zstd_level_);
+  std::string payload = encoder_.Encode(block->seq, block->tid, block->dropped_before, records, zstd_level_);
   std::lock_guard lock(log_mutex_);
   return log_->Append(FrameType::kBlock, payload);
 }

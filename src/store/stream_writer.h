@@ -16,6 +16,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "store/block_codec.h"
 #include "store/log_file.h"
 #include "store/ring_file.h"
 
@@ -58,13 +59,14 @@ class StreamWriter {
  private:
   StreamWriter(std::unique_ptr<RingFile> ring, std::unique_ptr<LogWriter> log, int zstd_level)
       : ring_(std::move(ring)), log_(std::move(log)), zstd_level_(zstd_level) {}
-  Status AppendBlockFrame(BlockHeader* block, uint32_t count);
+  Status AppendBlockFrame(BlockHeader* block, uint32_t count);  // under flush_mutex_
 
   std::unique_ptr<RingFile> ring_;
   std::unique_ptr<LogWriter> log_;
   int zstd_level_;
   mutable std::mutex log_mutex_;    // serialises log writes
   std::mutex flush_mutex_;          // one flusher at a time
+  BlockEncoder encoder_;            // used under flush_mutex_
   uint64_t blocks_flushed_ = 0;
 };
 

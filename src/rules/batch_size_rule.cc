@@ -7,6 +7,7 @@
 
 #include "analysis/numerics.h"
 #include "rules/builtin_rules.h"
+#include "rules/series_history.h"
 #include "rules/system_findings.h"
 #include "rules/system_totals.h"
 
@@ -16,6 +17,21 @@ namespace {
 double TailP95(std::span<const double> values, size_t window) {
   return analysis::Quantile(values.last(std::min(window, values.size())), 0.95);
 }
+
+// RULES.md §0 CPU totals of one node, every window's. They are derived per timestamp, so the
+// model holds no series to read them again from: kept whole (one value per timestamp and node,
+// where the GPU series are read from the model).
+struct CpuTotalHistory {
+  std::vector<double> values;  // in time order
+  std::vector<double> sorted;  // values[0, sorted_count) ascending, merged on a violation
+  size_t sorted_count = 0;
+
+  const std::vector<double>& Sorted() {
+    MergeSorted(&sorted, std::span<const double>(values).subspan(sorted_count));
+    sorted_count = values.size();
+    return sorted;
+  }
+};
 
 // The reference's box-plot object: {p25, p50, p75, p95, upper, lower}. Each series' whiskers use
 // its own quartiles. **Fixed**: the reference computes the `gpuN_memory` IQR from the
@@ -40,30 +56,28 @@ class BatchSizeRule : public Rule {
 
   bool Evaluate(const Window& window) override {
     if (window.model == nullptr) return tally_.triggered > 0;
-    utilization_.Append(window);
-    memory_.Append(window);
+    const auto window_size = static_cast<size_t>(parameters_.Number("window"));
+    const auto patience = static_cast<size_t>(parameters_.Number("patience"));
+    utilization_.Take(window, window_size);
+    memory_.Take(window, window_size);
     for (uint32_t node = 0; node < window.model->nodes().size(); ++node) {
       std::vector<TimedValue> totals = CpuTotals(window, node);
       if (totals.empty()) continue;
-      SeriesValues::Entry& cpu = cpu_totals_[node];
-      std::vector<double> added;
-      for (const TimedValue& total : totals) added.push_back(total.value);
-      cpu.values.insert(cpu.values.end(), added.begin(), added.end());
+      CpuTotalHistory& cpu = cpu_totals_[node];
+      for (const TimedValue& total : totals) cpu.values.push_back(total.value);
     }
-    const auto window_size = static_cast<size_t>(parameters_.Number("window"));
-    const auto patience = static_cast<size_t>(parameters_.Number("patience"));
     for (auto& [node, cpu] : cpu_totals_) {
       tally_.datapoints = static_cast<int64_t>(cpu.values.size());
       if (cpu.values.size() <= window_size || cpu.values.size() <= patience) continue;
       const double cpu_p95 = TailP95(cpu.values, window_size);
       if (!(cpu_p95 < parameters_.Number("cpu_threshold_p95"))) continue;
       // A node without GPU data has no entries here: skipped, never an error.
-      for (SeriesValues::Entry& gpu : utilization_.mutable_entries()) {
-        if (gpu.node != node || gpu.values.size() <= window_size) continue;
-        SeriesValues::Entry* memory = memory_.FindMutable(node, gpu.name);
-        if (memory == nullptr || memory->values.empty()) continue;
-        const double gpu_p95 = TailP95(gpu.values, window_size);
-        const double memory_p95 = TailP95(memory->values, window_size);
+      for (SeriesHistory& gpu : utilization_.mutable_all()) {
+        if (gpu.node() != node || gpu.size() <= window_size) continue;
+        SeriesHistory* memory = memory_.FindMutable(node, gpu.name());
+        if (memory == nullptr || memory->size() == 0) continue;
+        const double gpu_p95 = analysis::Quantile(gpu.Recent(window_size), 0.95);
+        const double memory_p95 = analysis::Quantile(memory->Recent(window_size), 0.95);
         if (gpu_p95 < parameters_.Number("gpu_threshold_p95") &&
             memory_p95 < parameters_.Number("gpu_memory_threshold_p95")) {
           RecordViolation(window, node, cpu, gpu, *memory, cpu_p95, gpu_p95, memory_p95);
@@ -89,21 +103,21 @@ class BatchSizeRule : public Rule {
   }
 
  private:
-  void RecordViolation(const Window& window, uint32_t node_index, SeriesValues::Entry& cpu,
-                       SeriesValues::Entry& gpu, SeriesValues::Entry& memory, double cpu_p95,
-                       double gpu_p95, double memory_p95) {
+  void RecordViolation(const Window& window, uint32_t node_index, CpuTotalHistory& cpu, SeriesHistory& gpu,
+                       SeriesHistory& memory, double cpu_p95, double gpu_p95, double memory_p95) {
     tally_.Trigger(window.start_ns);
     const std::string& node = window.model->nodes()[node_index].name;
-    tally_.details[node]["cpu"] = BoxJson(SortedValues(cpu));
-    tally_.details[node][gpu.name] = BoxJson(SortedValues(gpu));
-    tally_.details[node][gpu.name + "_memory"] = BoxJson(SortedValues(memory));
+    const std::string& gpu_name = gpu.name();
+    tally_.details[node]["cpu"] = BoxJson(cpu.Sorted());
+    tally_.details[node][gpu_name] = BoxJson(gpu.Sorted(*window.model));
+    tally_.details[node][gpu_name + "_memory"] = BoxJson(memory.Sorted(*window.model));
     tally_.details["last_timestamp"] = window.start_ns / 1000;  // the window start in µs, as the reference
 
     Finding finding;
-    finding.id = "BatchSize/" + node + "/" + gpu.name;
+    finding.id = "BatchSize/" + node + "/" + gpu_name;
     finding.rule = "BatchSize";
     finding.severity = Severity::kInfo;
-    finding.title = gpu.name + " on " + node + " has room for a larger batch: p95 GPU " + FormatNumber(gpu_p95) +
+    finding.title = gpu_name + " on " + node + " has room for a larger batch: p95 GPU " + FormatNumber(gpu_p95) +
                     " %, GPU memory " + FormatNumber(memory_p95) + " %, CPU " + FormatNumber(cpu_p95) + " %";
     finding.recommendation =
         "Increase the batch size until GPU memory or utilization approaches its limit (scale the learning rate "
@@ -115,9 +129,9 @@ class BatchSizeRule : public Rule {
     tally_.findings.Record(finding, node, window.start_ns, window.end_ns, what);
   }
 
-  SeriesValues utilization_{"GPUUtilization"};
-  SeriesValues memory_{"GPUMemoryUtilization"};
-  std::map<uint32_t, SeriesValues::Entry> cpu_totals_;  // per node index, RULES.md §0 CPU totals
+  SeriesHistories utilization_{"GPUUtilization"};
+  SeriesHistories memory_{"GPUMemoryUtilization"};
+  std::map<uint32_t, CpuTotalHistory> cpu_totals_;  // per node index
   SystemRuleTally tally_;
 };
 

@@ -9,11 +9,14 @@
 
 #include "analysis/numerics.h"
 #include "rules/builtin_rules.h"
+#include "rules/series_history.h"
 #include "rules/system_findings.h"
 #include "rules/system_totals.h"
 
 namespace stepscope::rules {
 namespace {
+
+constexpr std::string_view kMemoryDimension = "GPUMemoryUtilization";
 
 class GPUMemoryIncreaseRule : public Rule {
  public:
@@ -36,7 +39,7 @@ class GPUMemoryIncreaseRule : public Rule {
     // The rule is evaluated per sample, in time order over all GPUs of all nodes.
     std::vector<SampleRef> samples;
     for (size_t i = 0; i < model.series().size(); ++i) {
-      if (model.String(model.series()[i].dimension) != "GPUMemoryUtilization") continue;
+      if (model.String(model.series()[i].dimension) != kMemoryDimension) continue;
       const auto [begin, end] = SampleRange(window, i);
       for (size_t k = begin; k < end; ++k) samples.push_back({model.series()[i].time_ns[k], i, k});
     }
@@ -49,19 +52,18 @@ class GPUMemoryIncreaseRule : public Rule {
       const analysis::SystemSeries& series = model.series()[ref.series];
       const std::string& node = model.nodes()[series.node].name;
       const std::string gpu(model.String(series.name));
-      SeriesValues::Entry& entry = values_[{series.node, gpu}];
-      std::vector<double>& values = entry.values;
-      values.push_back(series.value[ref.sample]);
+      SeriesHistory& values =
+          values_.try_emplace({series.node, gpu}, series.node, gpu, kMemoryDimension, 2 * window_size).first->second;
+      values.Take(window, ref.series, ref.sample, ref.sample + 1);
       tally_.datapoints = static_cast<int64_t>(values.size());
       if (values.size() <= 2 * window_size) continue;
       // **Fixed**: the reference compares with values[-window-1:-2], a window shifted by one and
       // one value short; stepscope compares with the `window` values just before the last ones.
-      const std::span<const double> all(values);
-      const double diff = analysis::Mean(all.last(window_size)) -
-                          analysis::Mean(all.subspan(all.size() - 2 * window_size, window_size));
+      const std::span<const double> recent = values.Recent(2 * window_size);
+      const double diff = analysis::Mean(recent.last(window_size)) - analysis::Mean(recent.first(window_size));
       if (!(diff > increase) || values.size() <= patience) continue;
       tally_.Trigger(window.start_ns);
-      const analysis::BoxStats stats = SortedBoxStats(SortedValues(entry));
+      const analysis::BoxStats stats = SortedBoxStats(values.Sorted(model));
       tally_.details[node][gpu] = {{"increase", diff}, {"gpu_max", stats.max}, {"p05", stats.p05},
                              {"p25", stats.p25}, {"p50", stats.p50},     {"p75", stats.p75},
                              {"p95", stats.p95}, {"upper", stats.upper}, {"lower", stats.lower}};
@@ -73,7 +75,7 @@ class GPUMemoryIncreaseRule : public Rule {
       finding.severity = stats.max > 90 ? Severity::kCritical : Severity::kWarning;
       finding.title = "GPU memory of " + gpu + " on " + node + " keeps growing: +" + FormatNumber(diff) +
                       " points between consecutive " + std::to_string(window_size) + "-sample averages, now " +
-                      FormatNumber(values.back()) + " %";
+                      FormatNumber(recent.back()) + " %";
       finding.recommendation =
           "Memory that grows during training usually means tensors kept alive across steps (losses or outputs "
           "accumulated with their graph, growing caches); left alone it ends in an out-of-memory error.";
@@ -102,7 +104,7 @@ class GPUMemoryIncreaseRule : public Rule {
   }
 
  private:
-  std::map<std::pair<uint32_t, std::string>, SeriesValues::Entry> values_;  // (node, gpu) -> memory %
+  std::map<std::pair<uint32_t, std::string>, SeriesHistory> values_;  // (node, gpu) -> memory %
   SystemRuleTally tally_;
 };
 

@@ -11,6 +11,7 @@
 
 #include "analysis/numerics.h"
 #include "rules/builtin_rules.h"
+#include "rules/series_history.h"
 #include "rules/system_findings.h"
 #include "rules/system_totals.h"
 
@@ -48,38 +49,40 @@ class LoadBalancingRule : public Rule {
   bool Evaluate(const Window& window) override {
     if (window.model == nullptr) return tally_.triggered > 0;
     const analysis::Model& model = *window.model;
-    utilization_.Append(window);
+    utilization_.Take(window, /*recent_capacity=*/0);  // histograms need only each window's values
     const std::vector<double> edges = UtilizationEdges();
     for (uint32_t node = 0; node < model.nodes().size(); ++node) {
       std::vector<double> means;
       for (const TimedValue& mean : MeanGpuUtilization(window, node)) means.push_back(mean.value);
       if (!means.empty()) node_histograms_[node].Add(means, edges);
     }
-    for (const SeriesValues::Entry& gpu : utilization_.entries()) tally_.datapoints = static_cast<int64_t>(gpu.values.size());
+    for (const SeriesHistory& gpu : utilization_.all()) tally_.datapoints = static_cast<int64_t>(gpu.size());
 
     const auto patience = static_cast<size_t>(parameters_.Number("patience"));
     const double threshold = parameters_.Number("threshold");
     // GPU pairs within each node. Histograms grow by each window's new values (a full
     // recount per window would cost a day's samples in each of a day's 1440 windows).
-    const std::vector<SeriesValues::Entry>& gpus = utilization_.entries();
+    const std::vector<SeriesHistory>& gpus = utilization_.all();
     std::vector<const analysis::Histogram*> histograms(gpus.size());
     for (size_t i = 0; i < gpus.size(); ++i) {
-      Counted& counted = gpu_histograms_[{gpus[i].node, gpus[i].name}];
-      counted.Add(std::span<const double>(gpus[i].values).subspan(counted.values), edges);
+      Counted& counted = gpu_histograms_[{gpus[i].node(), gpus[i].name()}];
+      // The values taken since the histogram last counted: none when the GPU had no sample in
+      // this window (last_taken() then still holds an earlier window's).
+      if (counted.values < gpus[i].size()) counted.Add(gpus[i].last_taken(), edges);
       histograms[i] = &counted.histogram;
       // As the reference: every GPU's workload, violation or not.
-      tally_.details[model.nodes()[gpus[i].node].name]["workloads"][gpus[i].name] = Counts(counted.histogram);
+      tally_.details[model.nodes()[gpus[i].node()].name]["workloads"][gpus[i].name()] = Counts(counted.histogram);
     }
     for (size_t i = 0; i < gpus.size(); ++i) {
-      if (gpus[i].values.size() <= patience) continue;
+      if (gpus[i].size() <= patience) continue;
       for (size_t j = i + 1; j < gpus.size(); ++j) {
-        if (gpus[j].node != gpus[i].node || gpus[j].values.size() <= patience) continue;
+        if (gpus[j].node() != gpus[i].node() || gpus[j].size() <= patience) continue;
         const double distance = Distance(*histograms[i], *histograms[j]);
         if (!(distance > threshold)) continue;
-        const std::string& node = model.nodes()[gpus[i].node].name;
-        tally_.details[node]["distances"][gpus[i].name][gpus[j].name] = distance;
-        RecordViolation(window, node, gpus[i].name + "-" + gpus[j].name,
-                        gpus[i].name + " and " + gpus[j].name + " on " + node, distance);
+        const std::string& node = model.nodes()[gpus[i].node()].name;
+        tally_.details[node]["distances"][gpus[i].name()][gpus[j].name()] = distance;
+        RecordViolation(window, node, gpus[i].name() + "-" + gpus[j].name(),
+                        gpus[i].name() + " and " + gpus[j].name() + " on " + node, distance);
       }
     }
     // Node pairs (stepscope's addition): the per-timestamp mean over each node's GPUs.
@@ -148,7 +151,7 @@ class LoadBalancingRule : public Rule {
     }
   };
 
-  SeriesValues utilization_{"GPUUtilization"};
+  SeriesHistories utilization_{"GPUUtilization"};
   std::map<std::pair<uint32_t, std::string>, Counted> gpu_histograms_;  // (node, gpu)
   std::map<uint32_t, Counted> node_histograms_;  // per node index: mean GPU utilization
   SystemRuleTally tally_;

@@ -1,6 +1,7 @@
 # The SageMaker system-metric rules (shared/RULES.md §1-4, 7, 8, 10) and their helpers.
 target_sources(stepscope_rules PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/system_totals.cc
+  ${CMAKE_CURRENT_LIST_DIR}/series_history.cc
   ${CMAKE_CURRENT_LIST_DIR}/system_snapshots.cc
   ${CMAKE_CURRENT_LIST_DIR}/system_findings.cc
   ${CMAKE_CURRENT_LIST_DIR}/cpu_bottleneck_rule.cc
@@ -14,6 +15,7 @@ target_sources(stepscope_rules PRIVATE
 
 stepscope_add_unittest(system_rules_unittests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/system_rules_unittest.cc ${CMAKE_CURRENT_LIST_DIR}/bottleneck_rules_unittest.cc
+          ${CMAKE_CURRENT_LIST_DIR}/series_history_unittest.cc
   LIBS stepscope::rules stepscope::importer_sagemaker)
 if(TARGET system_rules_unittests)
   target_compile_definitions(system_rules_unittests PRIVATE

@@ -78,47 +78,4 @@ void MergeSorted(std::vector<double>* sorted, std::span<const double> added) {
   std::inplace_merge(sorted->begin(), sorted->begin() + old_size, sorted->end());
 }
 
-const std::vector<double>& SortedValues(SeriesValues::Entry& entry) {
-  if (entry.sorted_count < entry.values.size()) {
-    // Sized like `values` once: grown by doubling, a day's copy would hold up to twice its samples.
-    if (entry.sorted.capacity() < entry.values.capacity()) entry.sorted.reserve(entry.values.capacity());
-    MergeSorted(&entry.sorted, std::span<const double>(entry.values).subspan(entry.sorted_count));
-    entry.sorted_count = entry.values.size();
-  }
-  return entry.sorted;
-}
-
-void SeriesValues::Append(const Window& window) {
-  if (window.model == nullptr) return;
-  const analysis::Model& model = *window.model;
-  for (size_t i = 0; i < model.series().size(); ++i) {
-    const analysis::SystemSeries& series = model.series()[i];
-    if (model.String(series.dimension) != dimension_) continue;
-    const auto [begin, end] = SampleRange(window, i);
-    if (begin >= end) continue;
-    const std::string_view name = model.String(series.name);
-    auto it = std::find_if(entries_.begin(), entries_.end(),
-                           [&](const Entry& entry) { return entry.node == series.node && entry.name == name; });
-    if (it == entries_.end()) {
-      // Node-major: after the last entry of the same or a lower node.
-      auto position = std::find_if(entries_.begin(), entries_.end(),
-                                   [&](const Entry& entry) { return entry.node > series.node; });
-      it = entries_.insert(position, Entry{series.node, std::string(name), {}, {}});
-      // Room for the whole series at once (a sample on a window edge counts in both windows: a
-      // little more): grown by doubling, the copies of a day's series would hold up to twice
-      // their samples, and the report holds every rule's copies together.
-      it->values.reserve(series.value.size() + series.value.size() / 32 + 16);
-    }
-    const std::span<const double> added(series.value.data() + begin, end - begin);
-    it->values.insert(it->values.end(), added.begin(), added.end());
-  }
-}
-
-const SeriesValues::Entry* SeriesValues::Find(uint32_t node, std::string_view name) const {
-  for (const Entry& entry : entries_) {
-    if (entry.node == node && entry.name == name) return &entry;
-  }
-  return nullptr;
-}
-
 }  // namespace stepscope::rules

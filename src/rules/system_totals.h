@@ -49,35 +49,4 @@ void MergeSorted(std::vector<double>* sorted, std::span<const double> added);
 // The window's sample range of series `index` ({0, 0} when the window has none for it).
 std::pair<size_t, size_t> SampleRange(const Window& window, size_t index);
 
-// Every value of one dimension per (node, series name), appended window by window as the
-// reference's rules keep them (a sample on a window edge belongs to both windows, so it is
-// appended twice). Entries are node-major, in first-seen order within a node.
-class SeriesValues {
- public:
-  struct Entry {
-    uint32_t node = 0;
-    std::string name;            // "gpu0"
-    std::vector<double> values;  // in time order
-    // values[0, sorted_count) ascending, brought up to date by SortedValues() when statistics
-    // are needed (only on violations, so a run without violations never sorts).
-    std::vector<double> sorted;
-    size_t sorted_count = 0;
-  };
-  explicit SeriesValues(std::string dimension) : dimension_(std::move(dimension)) {}
-  void Append(const Window& window);
-  const std::vector<Entry>& entries() const { return entries_; }
-  std::vector<Entry>& mutable_entries() { return entries_; }
-  const Entry* Find(uint32_t node, std::string_view name) const;
-  Entry* FindMutable(uint32_t node, std::string_view name) {
-    return const_cast<Entry*>(static_cast<const SeriesValues*>(this)->Find(node, name));
-  }
-
- private:
-  std::string dimension_;
-  std::vector<Entry> entries_;
-};
-
-// `entry.values` ascending: merges the values added since the last call into `entry.sorted`.
-const std::vector<double>& SortedValues(SeriesValues::Entry& entry);
-
 }  // namespace stepscope::rules

@@ -24,7 +24,7 @@ these JSON shapes, nothing else:
      "detail": [window, ...],
      "sources": {key: "default" | "config file" | "environment" | "flag" | "keyword argument"}}
 
-    window = {"kind": "operators" | "python" | "dataloader",
+    window = {"kind": "operators" | "python" | "dataloader" | "gpu",
               "start_step": int | None, "num_steps": int | None,          # a step window, or
               "start_unix_time": float | None, "duration_s": float | None, # a time window
               "phase": "TRAIN" | "EVAL" | "PREDICT" | "GLOBAL" | None,    # TRAIN for step windows
@@ -32,7 +32,7 @@ these JSON shapes, nothing else:
               "timer": "total_time" | "cpu_time" | "off_cpu_time" | "cycle" | None}  # cprofile only
 
   Keyword overrides: ``torch`` (bool), ``detail`` (list of window dicts; ``[]`` for none),
-  ``detailed_steps`` / ``python_steps`` / ``dataloader_steps`` (``"START:COUNT"``, a
+  ``detailed_steps`` / ``python_steps`` / ``dataloader_steps`` / ``gpu_steps`` (``"START:COUNT"``, a
   ``(start, count)`` pair, or ``"none"``: replaces the windows of that kind) and
   ``python_profiler``; ``None`` means "not given". Invalid values raise ValueError with the
   launcher's one-line message, which names the setting and what to use.
@@ -67,7 +67,7 @@ from stepscope import _core
 __all__ = ["ControlWatcher", "default_detail", "load_run_config", "normalize_window", "record_applied"]
 
 # The vocabulary of windows, in the recorder's phase order (the detail-window engine indexes it).
-KINDS = ("operators", "python", "dataloader")
+KINDS = ("operators", "python", "dataloader", "gpu")
 PHASES = ("TRAIN", "EVAL", "PREDICT", "GLOBAL")
 PROFILERS = ("cprofile", "sampling")
 TIMERS = ("total_time", "cpu_time", "off_cpu_time", "cycle")

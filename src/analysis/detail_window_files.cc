@@ -75,6 +75,9 @@ nlohmann::json KindSummary(const std::string& kind, const nlohmann::json& doc) {
   } else if (kind == "dataloader") {
     summary["batches"] = JsonInt(doc, "batches_total", 0);
     summary["workers"] = array_size("workers");
+  } else if (kind == "gpu") {
+    // Its records are in the process's GPU stream; the document says the tracer's modes.
+    summary["run_mode"] = JsonString(JsonObject(doc, "gpu_tracing"), "run_mode");
   }
   return summary;
 }

@@ -59,18 +59,20 @@ StatusOr<launcher::ControlRequest> BuildControlRequest(const CtlInvocation& invo
       {&invocation.detailed_steps, launcher::DetailKind::kOperators},
       {&invocation.python_steps, launcher::DetailKind::kPython},
       {&invocation.dataloader_steps, launcher::DetailKind::kDataloader},
+      {&invocation.gpu_steps, launcher::DetailKind::kGpu},
   };
   for (const auto& [text, kind] : steps) {
     if (text->empty()) continue;
     const std::string flag = launcher::FlagForKey(kind == launcher::DetailKind::kOperators ? "detailed_steps"
                                                   : kind == launcher::DetailKind::kPython  ? "python_steps"
+                                                  : kind == launcher::DetailKind::kGpu     ? "gpu_steps"
                                                                                            : "dataloader_steps");
     STEPSCOPE_ASSIGN_OR_RETURN(launcher::DetailWindow window, launcher::ParseStepWindow(kind, *text, flag));
     request.detail.push_back(launcher::NormalizeDetailWindow(window));
   }
   if (!request.interval_ns && request.detail.empty()) {
-    return InvalidArgumentError("nothing to change; pass --interval, --detailed-steps, --python-steps or "
-                                "--dataloader-steps (see `stepscope ctl --help`)");
+    return InvalidArgumentError("nothing to change; pass --interval, --detailed-steps, --python-steps, "
+                                "--dataloader-steps or --gpu-steps (see `stepscope ctl --help`)");
   }
   return request;
 }

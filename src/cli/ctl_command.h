@@ -25,6 +25,7 @@ struct CtlInvocation {
   std::string detailed_steps;    // "START:COUNT"; empty: unchanged
   std::string python_steps;
   std::string dataloader_steps;
+  std::string gpu_steps;
 };
 
 // Validates the flag values; InvalidArgument (exit 2) naming the flag, also when none is given.

@@ -38,6 +38,7 @@ std::string OneLine(std::string text) {
 int FindRunCommandStart(int argc, char** argv) {
   static const std::vector<std::string> kValueOptions = {"--out", "--job", "--node", "--interval", "--config",
                                                          "--detailed-steps", "--python-steps", "--dataloader-steps",
+                                                         "--gpu-steps",
                                                          "--python-profiler", "--rule", "--instance", "--count",
                                                          "--prices", "--gpu-tracing"};
   for (int i = 2; i < argc; ++i) {
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", STEPSCOPE_VERSION);
 
   stepscope::cli::RunInvocation run;
-  std::string out, job, node, interval, detailed_steps, python_steps, dataloader_steps, python_profiler;
+  std::string out, job, node, interval, detailed_steps, python_steps, dataloader_steps, gpu_steps, python_profiler;
   bool no_detail = false, no_torch = false;
   CLI::App* run_app = app.add_subcommand(
       "run", "Run CMD with recording on, sample system metrics, write the run directory. "
@@ -73,6 +74,9 @@ int main(int argc, char** argv) {
   run_app->add_option("--detailed-steps", detailed_steps, "Operator profiling window START:COUNT (default 5:1), or none");
   run_app->add_option("--python-steps", python_steps, "Python profiling window START:COUNT (default 9:3), or none");
   run_app->add_option("--dataloader-steps", dataloader_steps, "Data-loader profiling window START:COUNT (default 7:1), or none");
+  run_app->add_option("--gpu-steps", gpu_steps,
+                      "GPU window START:COUNT: every kind of GPU activity (memsets, syncs, every CUDA call, NVTX) "
+                      "for those steps (default none)");
   run_app->add_option("--python-profiler", python_profiler, "Profiler of the python windows: cprofile (default) or sampling");
   run_app->add_flag("--no-detail", no_detail, "No detail windows (the --*-steps flags still add theirs)");
   run_app->add_flag("--no-torch", no_torch, "Leave PyTorch uninstrumented (sets STEPSCOPE_TORCH=0 for the job)");
@@ -88,6 +92,7 @@ int main(int argc, char** argv) {
   ctl_app->add_option("--detailed-steps", ctl.detailed_steps, "Operator profiling window START:COUNT");
   ctl_app->add_option("--python-steps", ctl.python_steps, "Python profiling window START:COUNT");
   ctl_app->add_option("--dataloader-steps", ctl.dataloader_steps, "Data-loader profiling window START:COUNT");
+  ctl_app->add_option("--gpu-steps", ctl.gpu_steps, "GPU window START:COUNT (every kind of GPU activity)");
 
   std::string info_run;
   bool info_json = false;
@@ -255,6 +260,7 @@ int main(int argc, char** argv) {
     if (!detailed_steps.empty()) run.flag_values.emplace_back("detailed_steps", detailed_steps);
     if (!python_steps.empty()) run.flag_values.emplace_back("python_steps", python_steps);
     if (!dataloader_steps.empty()) run.flag_values.emplace_back("dataloader_steps", dataloader_steps);
+    if (!gpu_steps.empty()) run.flag_values.emplace_back("gpu_steps", gpu_steps);
     if (!python_profiler.empty()) run.flag_values.emplace_back("python_profiler", python_profiler);
     return stepscope::cli::RunCommand(run);
   }

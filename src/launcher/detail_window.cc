@@ -64,6 +64,7 @@ const char* DetailKindName(DetailKind kind) {
     case DetailKind::kOperators: return "operators";
     case DetailKind::kPython: return "python";
     case DetailKind::kDataloader: return "dataloader";
+    case DetailKind::kGpu: return "gpu";
   }
   return "operators";
 }
@@ -83,10 +84,11 @@ const char* PythonTimerName(PythonTimer timer) {
 }
 
 StatusOr<DetailKind> ParseDetailKind(std::string_view text, const std::string& origin) {
-  for (DetailKind kind : {DetailKind::kOperators, DetailKind::kPython, DetailKind::kDataloader}) {
+  for (DetailKind kind : {DetailKind::kOperators, DetailKind::kPython, DetailKind::kDataloader, DetailKind::kGpu}) {
     if (text == DetailKindName(kind)) return kind;
   }
-  return InvalidArgumentError(origin + ": unknown detail kind '" + std::string(text) + "'; use operators, python or dataloader");
+  return InvalidArgumentError(origin + ": unknown detail kind '" + std::string(text) +
+                              "'; use operators, python, dataloader or gpu");
 }
 
 StatusOr<PythonProfiler> ParsePythonProfiler(std::string_view text, const std::string& origin) {
@@ -179,7 +181,7 @@ StatusOr<DetailWindow> DetailWindowFromJson(const nlohmann::json& json, const st
   };
   DetailWindow window;
   const nlohmann::json* kind = present("kind");
-  if (kind == nullptr) return InvalidArgumentError(origin + ": the window has no kind; use operators, python or dataloader");
+  if (kind == nullptr) return InvalidArgumentError(origin + ": the window has no kind; use operators, python, dataloader or gpu");
   STEPSCOPE_ASSIGN_OR_RETURN(std::string kind_text, JsonText(*kind, origin, "kind"));
   STEPSCOPE_ASSIGN_OR_RETURN(window.kind, ParseDetailKind(kind_text, origin));
   if (const auto* v = present("start_step")) {

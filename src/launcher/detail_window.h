@@ -1,5 +1,6 @@
 // Detail windows (SPEC §2.2): bounded stretches of a run in which the job's processes record
-// operators, Python functions or per-batch data-loader timings. A window is given as
+// operators, Python functions, per-batch data-loader timings, or every kind of GPU activity
+// (the injected CUPTI tracer in its "everything" mode, gpu_tracing_injection.h). A window is given as
 // (start_step, num_steps) — counting steps of its phase — or (start_unix_time, duration_s);
 // never both. This file holds the window value, its parsing from "START:COUNT" text and from
 // JSON objects (config files, control files), its validation and its normalised JSON form.
@@ -7,7 +8,7 @@
 // The normalised JSON form is the contract with the Python side (python/stepscope/_config.py
 // reads it from <node>/config.json and from control files):
 //
-//   {"kind": "operators"|"python"|"dataloader",
+//   {"kind": "operators"|"python"|"dataloader"|"gpu",
 //    "start_step": int|null, "num_steps": int|null,          // a step window, or
 //    "start_unix_time": float|null, "duration_s": float|null, // a time window
 //    "phase": "TRAIN"|"EVAL"|"PREDICT"|"GLOBAL"|null,         // TRAIN for step windows unless given
@@ -30,7 +31,7 @@
 
 namespace stepscope::launcher {
 
-enum class DetailKind { kOperators, kPython, kDataloader };
+enum class DetailKind { kOperators, kPython, kDataloader, kGpu };
 enum class PythonProfiler { kCProfile, kSampling };
 // kCycle: total_time, cpu_time, off_cpu_time in turn, one per step of the window (SageMaker).
 enum class PythonTimer { kTotalTime, kCpuTime, kOffCpuTime, kCycle };

@@ -67,7 +67,7 @@ TEST(DetailWindow, RejectsEveryRuleViolationInOneLine) {
       {R"({"kind": "python", "start_step": 1, "num_steps": -4})", "at least 1"},
       {R"({"kind": "python", "start_unix_time": 1.0, "duration_s": 0})", "more than 0"},
       {R"({"kind": "python", "start_unix_time": -1.0, "duration_s": 1})", "seconds since 1970"},
-      {R"({"kind": "gpu", "start_step": 1, "num_steps": 1})", "unknown detail kind 'gpu'"},
+      {R"({"kind": "tpu", "start_step": 1, "num_steps": 1})", "unknown detail kind 'tpu'"},
       {R"({"start_step": 1, "num_steps": 1})", "has no kind"},
       {R"({"kind": "python", "start_step": 1, "num_steps": 1, "timer": "wall"})", "unknown timer 'wall'"},
       {R"({"kind": "python", "start_step": 1, "num_steps": 1, "profiler": "perf"})", "unknown Python profiler 'perf'"},

@@ -29,7 +29,7 @@ std::string OverrideKeyList() {
 const std::vector<std::string>& JobOverrideKeys() {
   // The job decides what it instruments; where and how often the launcher samples is not its call.
   static const std::vector<std::string> keys = {"torch", "detail", "detailed_steps", "python_steps",
-                                                "dataloader_steps", "python_profiler"};
+                                                "dataloader_steps", "gpu_steps", "python_profiler"};
   return keys;
 }
 

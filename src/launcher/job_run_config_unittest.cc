@@ -73,7 +73,7 @@ TEST(JobRunConfig, RefusalsAreOneLineNamingTheSettingAndWhatToUse) {
   } cases[] = {
       {{"", nullptr, {{"interval", "1s"}}},
        "keyword argument 'interval': unknown setting; settings a Python process may change: torch, detail, "
-       "detailed_steps, python_steps, dataloader_steps, python_profiler"},
+       "detailed_steps, python_steps, dataloader_steps, gpu_steps, python_profiler"},
       {{"", nullptr, {{"python_steps", "9-11"}}},
        "keyword argument python_steps: '9-11' is not START:COUNT; use e.g. 9:3 for steps 9, 10 and 11"},
       {{"/nonexistent/config.json", nullptr, {}}, "STEPSCOPE_CONFIG '/nonexistent/config.json' cannot be read ("},

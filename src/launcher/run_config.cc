@@ -89,6 +89,7 @@ std::optional<DetailKind> KindOfStepsKey(const std::string& key) {
   if (key == "detailed_steps") return DetailKind::kOperators;
   if (key == "python_steps") return DetailKind::kPython;
   if (key == "dataloader_steps") return DetailKind::kDataloader;
+  if (key == "gpu_steps") return DetailKind::kGpu;
   return std::nullopt;
 }
 
@@ -137,7 +138,7 @@ const std::vector<std::string>& RunConfigKeys() {
   // it, and python_profiler is applied last (ResolvedDetailWindows).
   static const std::vector<std::string> keys = {
       "out",    "job",            "node",         "interval",         "torch",
-      "detail", "detailed_steps", "python_steps", "dataloader_steps", "python_profiler", "rules",
+      "detail", "detailed_steps", "python_steps", "dataloader_steps", "gpu_steps", "python_profiler", "rules",
       "instance", "instance_count", "gpu_tracing", "prices"};
   return keys;
 }

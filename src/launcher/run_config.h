@@ -10,7 +10,8 @@
 //   torch                                         bool (--no-torch)
 //   detail                                        the list of detail windows; "none" for no windows (--no-detail)
 //   detailed_steps, python_steps, dataloader_steps "START:COUNT" or "none": replaces the windows of
-//                                                 that kind (--detailed-steps, ...)
+//   gpu_steps                                     that kind (--detailed-steps, ...; gpu: every kind of
+//                                                 GPU activity for those steps, no window by default)
 //   python_profiler                               cprofile|sampling for every python window (--python-profiler)
 //   rules                                         rule parameters for the online rules: a table
 //                                                 {"CPUBottleneck": {"threshold": 40}, "scan_interval_us": ...}

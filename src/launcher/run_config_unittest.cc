@@ -207,6 +207,23 @@ TEST(RunConfig, NoDetailClearsAndStepFlagsStillAddWhateverTheirOrder) {
   EXPECT_EQ(one_kind_off.detail.size(), 2u);
 }
 
+TEST(RunConfig, GpuStepsAddAGpuWindowBesideTheDefaultsAndTheTracingModeIsChecked) {
+  RunConfig config;
+  ASSERT_TRUE(ApplyRunConfigFlags(config, {{"gpu_steps", "30:2"}, {"gpu_tracing", "everything"}}).ok());
+  ASSERT_EQ(config.detail.size(), 4u);
+  EXPECT_EQ(config.detail[3].window.kind, DetailKind::kGpu);
+  EXPECT_EQ(config.detail[3].window.start_step, 30);
+  EXPECT_EQ(config.gpu_tracing, "everything");
+  RunConfig dashed;
+  ASSERT_TRUE(ApplyRunConfigFlags(dashed, {{"gpu_tracing", "whole-job"}}).ok());
+  EXPECT_EQ(dashed.gpu_tracing, "whole_job");
+  RunConfig bad;
+  Status refused = ApplyRunConfigFlags(bad, {{"gpu_tracing", "kernels"}});
+  EXPECT_NE(refused.message().find("--gpu-tracing: gpu_tracing must be whole-job, everything or off"),
+            std::string::npos)
+      << refused.message();
+}
+
 TEST(RunConfig, PythonProfilerAppliesToEveryPythonWindowFromAnyLayer) {
   RunConfig config;
   ASSERT_TRUE(ApplyRunConfigFile(config, WriteTemp("prof.toml", "python_profiler = \"sampling\"\n")).ok());

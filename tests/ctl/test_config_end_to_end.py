@@ -123,7 +123,7 @@ def test_invalid_configuration_is_one_line_and_exit_2_before_the_job_starts(run_
         "zero.toml": ('[[detail]]\nkind = "dataloader"\nstart_step = 1\nnum_steps = 0\n', "at least 1"),
         "negative.json": (json.dumps({"detail": [{"kind": "operators", "start_step": -5, "num_steps": 1}]}),
                           "is negative"),
-        "kind.toml": ('[[detail]]\nkind = "gpu"\nstart_step = 1\nnum_steps = 1\n', "unknown detail kind 'gpu'"),
+        "kind.toml": ('[[detail]]\nkind = "tpu"\nstart_step = 1\nnum_steps = 1\n', "unknown detail kind 'tpu'"),
         "timer.toml": ('[[detail]]\nkind = "python"\nstart_step = 1\nnum_steps = 1\ntimer = "wall"\n',
                        "unknown timer 'wall'"),
         "profiler.toml": ('[[detail]]\nkind = "operators"\nstart_step = 1\nnum_steps = 1\nprofiler = "cprofile"\n',

@@ -99,7 +99,7 @@ def test_a_profiler_from_the_file_applies_to_windows_added_by_keywords(clean_env
     ({"detail": [{"kind": "python", "start_step": 1, "num_steps": 1, "start_unix_time": 5, "duration_s": 1}]},
      "not both"),
     ({"detail": [{"kind": "python", "start_step": -1, "num_steps": 1}]}, "is negative"),
-    ({"detail": [{"kind": "gpu", "start_step": 1, "num_steps": 1}]}, "unknown detail kind 'gpu'"),
+    ({"detail": [{"kind": "tpu", "start_step": 1, "num_steps": 1}]}, "unknown detail kind 'tpu'"),
     ({"detail": [{"kind": "operators", "start_step": 1, "num_steps": 1, "timer": "cpu_time"}]},
      "python windows only"),
     ({"detail": [{"kind": "python", "start_step": 1, "num_steps": 1, "timer": "wall"}]}, "unknown timer 'wall'"),

@@ -94,3 +94,39 @@ def test_with_tracing_off_the_package_leaves_the_injected_library_alone(tmp_path
     # the tracer ran, but stepscope's Python side made no hand-over.
     assert [s for s, _ in tracer_states(node_dir) if s == "GpuTracing:yielded"] == []
     assert "cannot give way" not in stderr
+
+
+GPU_WINDOW_SCRIPT = textwrap.dedent("""
+    import ctypes, os, sys
+    import torch
+    import stepscope.torch
+
+    fake = ctypes.CDLL(os.environ["STEPSCOPE_CUPTI_LIBRARY"])  # the tracer's CUPTI: the same copy
+    MEMSET = 3  # FAKE_CUPTI_MEMSET: recorded in the "everything" mode only
+    stepscope.torch.instrument(detail=[])
+    with stepscope.torch.profile("gpu") as skipped:  # before the driver loaded the tracer
+        pass
+    print("before cuInit:", skipped.path)
+    ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"]).InitializeInjection()
+    print("whole job:", fake.fake_cupti_enabled(MEMSET))
+    with stepscope.torch.profile("gpu") as window:
+        print("in the window:", fake.fake_cupti_enabled(MEMSET))
+    print("after:", fake.fake_cupti_enabled(MEMSET))
+    print("written:", os.path.basename(window.path or "none"))
+""")
+
+
+@pytest.mark.skipif(not INJECTION or not FAKE_CUPTI, reason="the GPU tracer is not built (no CUPTI 13 headers)")
+def test_a_gpu_window_records_everything_while_it_is_open(tmp_path):
+    node_dir = tmp_path / "job" / "node"
+    node_dir.mkdir(parents=True)
+    env = dict(os.environ, STEPSCOPE_NODE_DIR=str(node_dir), CUDA_INJECTION64_PATH=INJECTION,
+               STEPSCOPE_GPU_TRACER_MODE="whole_job", STEPSCOPE_CUPTI_LIBRARY=FAKE_CUPTI, STEPSCOPE_TORCH="1")
+    done = subprocess.run([sys.executable, "-c", GPU_WINDOW_SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=240)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "before cuInit: None"
+    assert "the GPU tracer does not run in this process" in done.stderr
+    assert lines[1:4] == ["whole job: 0", "in the window: 1", "after: 0"]
+    assert lines[4].startswith("written: gpu-") and lines[4].endswith(".json.zst")

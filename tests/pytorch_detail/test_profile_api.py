@@ -82,7 +82,7 @@ def test_nested_windows_of_one_kind_are_refused(explicit):
 
 def test_bad_arguments_are_refused_on_creation():
     with pytest.raises(ValueError, match=r"^stepscope.torch.profile: unknown detail kind 'kernels'; use operators, "
-                                         r"python or dataloader$"):
+                                         r"python, dataloader or gpu$"):
         stepscope.torch.profile("kernels")
     with pytest.raises(ValueError, match=r"^stepscope.torch.profile: timer applies to the cprofile profiler only; "
                                          r"drop it for sampling$"):

@@ -15,6 +15,11 @@ starts tracing only when CUPTI is given back.
 Nested sessions (a script's profiler while stepscope's window is open) yield once and give back
 once, when the last one ends. Nothing here raises into the job: a library that cannot be opened
 turns these calls into no-ops, said once on stderr.
+
+Detail windows of kind "gpu" (``--gpu-steps``, ``stepscope ctl --gpu-steps``) switch the tracer
+to its "everything" mode (memsets, synchronizations, every CUDA call, NVTX ranges) for their
+steps and back to the run's mode after: ``EverythingWindowCollector``. The GPU records stay in the
+process's GPU stream; the window's document says when the mode was on and whether it took.
 """
 
 import ctypes
@@ -80,6 +85,44 @@ def take_back(reason):
         library = _open() if _yield_depth == 0 else None
         if library is not None:
             library.stepscope_gpu_tracing_resume(reason.encode("utf-8", "replace"))
+
+
+class EverythingWindowCollector:
+    """A "gpu" detail window: the tracer records everything while it is open.
+
+    Skipped (WindowSkipped, the reason in the run) when the tracer does not run in this process:
+    GPU tracing off for the run, or no CUDA call yet (the driver has not loaded the tracer)."""
+
+    def __init__(self):
+        self._mode = os.environ.get("STEPSCOPE_GPU_TRACER_MODE", "off")
+
+    def start(self):
+        from stepscope.torch._windows import WindowSkipped  # the windows module imports this one
+        if not enabled():
+            raise WindowSkipped(f"GPU tracing is off for this run (gpu_tracing: {self._mode}; stepscope info says why)")
+        with _lock:
+            library = _open()
+            if library is None or library.stepscope_gpu_tracing_set_mode(1) != 0:
+                raise WindowSkipped("the GPU tracer does not run in this process (no CUDA call yet, or CUPTI refused)")
+
+    def step_ended(self, phase, number, more):
+        pass
+
+    def _back_to_the_runs_mode(self):
+        with _lock:
+            library = _open()
+            if library is not None:
+                library.stepscope_gpu_tracing_set_mode(1 if self._mode == "everything" else 0)
+
+    def stop(self):
+        self._back_to_the_runs_mode()
+        return {"gpu_tracing": {"window_mode": "everything", "run_mode": self._mode}}
+
+    def discard(self):
+        self._back_to_the_runs_mode()
+
+    def abandon_in_child(self):
+        pass  # the parent's tracer; a forked child has none
 
 
 def _forget_after_fork():

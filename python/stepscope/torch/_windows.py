@@ -149,7 +149,8 @@ def resolve_windows(detail=None):
     return [WindowSpec.from_json(w, f"detail window {i + 1}", source) for i, w in enumerate(config["detail"])]
 
 
-_COLLECTOR_MODULES = {"operators": "_operators", "python": "_python_profile", "dataloader": "_dataloader_detail"}
+_COLLECTOR_MODULES = {"operators": "_operators", "python": "_python_profile", "dataloader": "_dataloader_detail",
+                      "gpu": "_gpu_tracing"}
 
 
 def _collector_module(kind):
@@ -166,6 +167,8 @@ def _make_collector(spec, index):
         if spec.profiler == "sampling":
             return module.SamplingCollector()
         return module.CProfileCollector(spec.timer or "total_time")
+    if spec.kind == "gpu":
+        return module.EverythingWindowCollector()
     return module.DataLoaderCollector(index)
 
 
@@ -659,7 +662,8 @@ class profile:  # noqa: N801 -- a context manager, lower case like stepscope.ste
             model(batch)
 
     Args:
-        kind: "operators", "python" or "dataloader".
+        kind: "operators", "python", "dataloader" or "gpu" (every kind of GPU activity the
+            injected CUPTI tracer can record, for the block; skipped when it does not run).
         profiler: python only: "cprofile" (default) or "sampling".
         timer: python cprofile only: "total_time" (default), "cpu_time", "off_cpu_time", or
             "cycle" (the timers in turn, one per step that ends inside the block).
@@ -678,7 +682,7 @@ class profile:  # noqa: N801 -- a context manager, lower case like stepscope.ste
     def __init__(self, kind="operators", profiler=None, timer=None):
         where = "stepscope.torch.profile"
         if kind not in KINDS:
-            raise ValueError(f"{where}: unknown detail kind {kind!r}; use operators, python or dataloader")
+            raise ValueError(f"{where}: unknown detail kind {kind!r}; use operators, python, dataloader or gpu")
         if kind != "python" and (profiler is not None or timer is not None):
             raise ValueError(f"{where}: profiler and timer apply to python windows only, not to {kind} windows")
         if profiler is not None and profiler not in PROFILERS:

@@ -437,31 +437,34 @@ class DashboardServer::Impl {
     if (!b) return;
     const std::vector<rules::InstanceType> catalog = rules::BuiltinInstanceCatalog();
     nlohmann::json document;
-    auto build = [&](const analysis::Model& model_a, const analysis::Model& model_b) {
+    // Each run's findings are the ones its report shows: the loaded run's rules, kept up to date
+    // window by window (live_rules.h) instead of evaluated again for every compare request.
+    auto build = [&](const analysis::Model& model_a, const LiveRules& rules_a, const analysis::Model& model_b,
+                     const LiveRules& rules_b) {
       compare::ComparedRun run_a{&model_a, a->directory, "", 0, {}};
       compare::ComparedRun run_b{&model_b, b->directory, "", 0, {}};
-      // Each run's findings as its report shows them, as `stepscope compare` reads them.
-      for (compare::ComparedRun* run : {&run_a, &run_b}) {
-        std::string source;
-        auto rules = report::LoadOrEvaluateRules(rules::DefaultRulesOutputDir(run->path) + "/rules.json", *run->model,
-                                                 &source, &catalog);
-        if (rules.ok()) run->rules = std::move(*rules);
-      }
+      if (rules_a.failure().ok()) run_a.rules = rules_a.document();
+      if (rules_b.failure().ok()) run_b.rules = rules_b.document();
       document = compare::BuildComparison(run_a, run_b, catalog, options_.generated_by);
     };
     // Both runs are read under their locks, taken in id order so two compares never wait on each
     // other; a run compared with itself is locked once.
     Status read = OkStatus();
     if (a->id == b->id) {
-      read = loaded_.Read(a->id, [&](const analysis::Model& model, const LiveState&) { build(model, model); });
+      read = loaded_.ReadWithRules(a->id, [&](const analysis::Model& model, const LiveState&, const LiveRules& rules) {
+        build(model, rules, model, rules);
+      });
     } else {
       const bool a_first = a->id < b->id;
       Status inner = OkStatus();
-      read = loaded_.Read(a_first ? a->id : b->id, [&](const analysis::Model& first, const LiveState&) {
-        inner = loaded_.Read(a_first ? b->id : a->id, [&](const analysis::Model& second, const LiveState&) {
-          build(a_first ? first : second, a_first ? second : first);
-        });
-      });
+      read = loaded_.ReadWithRules(
+          a_first ? a->id : b->id, [&](const analysis::Model& first, const LiveState&, const LiveRules& first_rules) {
+            inner = loaded_.ReadWithRules(a_first ? b->id : a->id, [&](const analysis::Model& second, const LiveState&,
+                                                                       const LiveRules& second_rules) {
+              if (a_first) build(first, first_rules, second, second_rules);
+              else build(second, second_rules, first, first_rules);
+            });
+          });
       if (read.ok()) read = inner;
     }
     if (!read.ok()) return Fail(res, read);

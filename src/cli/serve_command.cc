@@ -24,8 +24,8 @@ int Fail(const std::string& message, int code) {
 
 // The Control page's POST /api/runs/{id}/ctl: exactly `stepscope ctl RUN_DIR --node ...`.
 StatusOr<nlohmann::json> ControlRun(const std::string& run_directory, const server::ControlChange& change) {
-  CtlInvocation invocation{run_directory, change.node, change.interval, change.detailed_steps, change.python_steps,
-                           change.dataloader_steps};
+  CtlInvocation invocation{run_directory,        change.node,          change.interval, change.detailed_steps,
+                           change.python_steps,  change.dataloader_steps, change.gpu_steps};
   STEPSCOPE_ASSIGN_OR_RETURN(launcher::ControlRequest request, BuildControlRequest(invocation));
   STEPSCOPE_ASSIGN_OR_RETURN(ControlOutcome outcome, ApplyControl(invocation, request));
   nlohmann::json written = nlohmann::json::array(), skipped = nlohmann::json::array();

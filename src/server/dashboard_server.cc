@@ -520,7 +520,8 @@ class DashboardServer::Impl {
                                                            {"interval", &change.interval},
                                                            {"detailed_steps", &change.detailed_steps},
                                                            {"python_steps", &change.python_steps},
-                                                           {"dataloader_steps", &change.dataloader_steps}};
+                                                           {"dataloader_steps", &change.dataloader_steps},
+                                                           {"gpu_steps", &change.gpu_steps}};
     for (const auto& [key, value] : body.items()) {
       auto field = std::find_if(std::begin(fields), std::end(fields), [&](const auto& f) { return key == f.first; });
       if (field == std::end(fields)) return Fail(res, 400, "unknown setting '" + key + "'; see docs/dashboard.md");

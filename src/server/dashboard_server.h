@@ -31,6 +31,7 @@ struct ControlChange {
   std::string detailed_steps;
   std::string python_steps;
   std::string dataloader_steps;
+  std::string gpu_steps;
 };
 
 // Applies `change` to the run in `run_directory` as `stepscope ctl` does and answers what it

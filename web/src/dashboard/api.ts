@@ -125,6 +125,7 @@ export interface CtlRequest {
   detailed_steps?: string;
   python_steps?: string;
   dataloader_steps?: string;
+  gpu_steps?: string;
 }
 
 // What the server said, whatever the status: the Control page shows a refusal's reason as is.

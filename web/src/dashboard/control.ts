@@ -1,6 +1,6 @@
 // The Control page: what `stepscope ctl` does, from the browser (POST /api/runs/{id}/ctl): change
 // the sampling interval of a running job, or schedule a detail window (operators, Python,
-// data loader) as START:COUNT steps. The server validates and answers; the page shows its
+// data loader, GPU) as START:COUNT steps. The server validates and answers; the page shows its
 // answer as it came, a refusal (409: the job is not running) with its reason, so the reader
 // learns what the command would have said.
 
@@ -12,6 +12,7 @@ const kWindows: [keyof CtlRequest, string, string][] = [
   ["detailed_steps", "Operator profiling window", "the PyTorch profiler, with kernels on a GPU"],
   ["python_steps", "Python profiling window", "cProfile or the sampling profiler"],
   ["dataloader_steps", "Data-loader window", "per-sample timings in every worker"],
+  ["gpu_steps", "GPU window", "every kind of GPU activity, where stepscope traces the GPU"],
 ];
 
 function answerText(answer: ServerAnswer): string {

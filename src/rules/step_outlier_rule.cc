@@ -68,41 +68,59 @@ std::string FormatSeconds(double seconds) {
   return text;
 }
 
-// One step as the statistics and findings need it: 24 bytes, since a day holds ~350,000 steps
-// per (node, phase) and the report holds every rule's steps at once. What a step rarely needs
-// sits beside it in StepSeries (flags, odd_numbers).
+// One step as the findings need it (what StepSeries hands out; 24 bytes).
 struct StepRecord {
   int64_t number = -1;  // FrameworkEvent::step
   int64_t start_ns = 0;
   int64_t end_ns = 0;
 };
 
+// One step as StepSeries keeps it: 16 bytes, since a day holds ~2,000,000 steps at 24 steps/s
+// and the report's peak holds all of them. A step whose duration or number does not fit here
+// (a step over 4.29 s, a number beyond int32) is kept whole in StepSeries::wide_steps instead.
+struct PackedStep {
+  int64_t start_ns = 0;
+  uint32_t duration_ns = 0;
+  int32_t number = 0;
+};
+
 // StepSeries::flags: disturbed, and how the trace typed the step number (args.step_num).
 constexpr uint8_t kDisturbed = 1;
 constexpr uint8_t kNumberAsText = 2;  // the decimal text of `number` ("12", as SageMaker writes it)
 constexpr uint8_t kNumberOther = 4;   // neither the number nor its text: in odd_numbers
+constexpr uint8_t kWide = 8;          // the step is in wide_steps, not packed
 
-// All steps of one (node, phase), in the order seen.
+// All steps of one (node, phase), in the order seen. Durations are not kept beside the steps:
+// duration_s(j) computes the very double the statistics were fed, from the step's nanoseconds.
 struct StepSeries {
   std::string node_name;
   uint32_t node = 0;
-  std::vector<double> durations_s;
-  std::deque<StepRecord> steps;   // a deque grows without copying what it holds
-  std::vector<uint8_t> flags;     // per step
+  // Deques grow without copying what they hold, and never hold unused capacity.
+  std::deque<PackedStep> packed;
+  std::deque<uint8_t> flags;                     // per step
+  std::map<size_t, StepRecord> wide_steps;       // by step index: kWide steps
   std::map<size_t, nlohmann::json> odd_numbers;  // by step index: kNumberOther step numbers
-  // Left-to-right sum of durations_s: bit-identical to analysis::Mean's accumulate.
+  // Left-to-right sum of the durations: bit-identical to analysis::Mean's accumulate.
   double sum_s = 0;
   // Welford's running mean and sum of squared deviations: σ to within rounding.
   double welford_mean_s = 0;
   double welford_m2 = 0;
-  SortedRuns sorted;  // durations_s with their indices
+  SortedRuns sorted;  // the durations with their indices
 
+  size_t size() const { return packed.size(); }
+  StepRecord step(size_t j) const {
+    if ((flags[j] & kWide) != 0) return wide_steps.at(j);
+    const PackedStep& p = packed[j];
+    return StepRecord{p.number, p.start_ns, p.start_ns + static_cast<int64_t>(p.duration_ns)};
+  }
+  int64_t start_ns(size_t j) const { return packed[j].start_ns; }  // packed even when wide
+  double duration_s(size_t j) const { return DurationSeconds(step(j)); }
   bool disturbed(size_t j) const { return (flags[j] & kDisturbed) != 0; }
   // The step number as the trace typed it.
   nlohmann::json NumberJson(size_t j) const {
     if ((flags[j] & kNumberOther) != 0) return odd_numbers.at(j);
-    if ((flags[j] & kNumberAsText) != 0) return std::to_string(steps[j].number);
-    return steps[j].number;
+    if ((flags[j] & kNumberAsText) != 0) return std::to_string(step(j).number);
+    return step(j).number;
   }
   void Add(const StepRecord& step, const nlohmann::json& number, bool is_disturbed) {
     uint8_t flag = is_disturbed ? kDisturbed : 0;
@@ -110,10 +128,22 @@ struct StepSeries {
       flag |= kNumberAsText;
     } else if (!number.is_number_integer() || number.get<int64_t>() != step.number) {
       flag |= kNumberOther;
-      odd_numbers.emplace(steps.size(), number);
+      odd_numbers.emplace(packed.size(), number);
     }
-    steps.push_back(step);
+    const int64_t duration_ns = step.end_ns - step.start_ns;
+    const bool fits = duration_ns >= 0 && duration_ns <= std::numeric_limits<uint32_t>::max() &&
+                      step.number >= std::numeric_limits<int32_t>::min() &&
+                      step.number <= std::numeric_limits<int32_t>::max();
+    if (!fits) {
+      flag |= kWide;
+      wide_steps.emplace(packed.size(), step);
+    }
+    packed.push_back(fits ? PackedStep{step.start_ns, static_cast<uint32_t>(duration_ns), static_cast<int32_t>(step.number)}
+                          : PackedStep{step.start_ns, 0, 0});
     flags.push_back(flag);
+  }
+  static double DurationSeconds(const StepRecord& step) {
+    return static_cast<double>(step.end_ns - step.start_ns) / 1e9;
   }
 };
 
@@ -124,12 +154,21 @@ struct SeriesStats {
   double threshold = 0;
 };
 
-// Exact (two-pass) statistics of the first `count` durations.
-SeriesStats ExactStats(const std::vector<double>& durations_s, size_t count, double stddev_factor) {
-  const std::span<const double> values(durations_s.data(), count);
+// Exact (two-pass) statistics of the first `count` durations: analysis::Mean and
+// analysis::StdDev's arithmetic, in their order, over the series' steps (no copy of the
+// durations: a day's series holds millions).
+SeriesStats ExactStats(const StepSeries& series, size_t count, double stddev_factor) {
   SeriesStats stats;
-  stats.mean = analysis::Mean(values);
-  stats.sigma = analysis::StdDev(values);
+  const double count_d = static_cast<double>(count);
+  double sum = 0;
+  for (size_t j = 0; j < count; ++j) sum += series.duration_s(j);
+  stats.mean = sum / count_d;
+  double squares = 0;
+  for (size_t j = 0; j < count; ++j) {
+    const double deviation = series.duration_s(j) - stats.mean;
+    squares += deviation * deviation;
+  }
+  stats.sigma = std::sqrt(squares / count_d);
   stats.threshold = stats.mean + stats.sigma * stddev_factor;
   return stats;
 }
@@ -186,11 +225,10 @@ class StepOutlierRule final : public Rule {
       series.node_name = node_name;
       series.node = event.node;
       const double duration_s = static_cast<double>(event.end_ns - event.start_ns) / 1e9;
-      batches[&series].push_back(SortedRuns::Entry{duration_s, series.durations_s.size()});
-      series.durations_s.push_back(duration_s);
+      batches[&series].push_back(SortedRuns::Entry{duration_s, series.size()});
       series.sum_s += duration_s;
       const double delta = duration_s - series.welford_mean_s;
-      series.welford_mean_s += delta / static_cast<double>(series.durations_s.size());
+      series.welford_mean_s += delta / static_cast<double>(series.size() + 1);
       series.welford_m2 += delta * (duration_s - series.welford_mean_s);
       const nlohmann::json number = StepNumberJson(model, event);
       series.Add(StepRecord{event.step, event.start_ns, event.end_ns}, number, model.IsDisturbedStep(event));
@@ -200,8 +238,7 @@ class StepOutlierRule final : public Rule {
 
     for (auto& [key, series] : series_) {
       const auto& [node_name, phase] = key;
-      const std::vector<double>& values = series.durations_s;
-      if (values.size() <= kMinSteps) continue;
+      if (series.size() <= kMinSteps) continue;
       // Online evaluation reloads the model every window: find the node's index in this one.
       for (uint32_t n = 0; n < model.nodes().size(); ++n) {
         if (model.nodes()[n].name == node_name) series.node = n;
@@ -236,7 +273,7 @@ class StepOutlierRule final : public Rule {
       cached_step_details_ = StepDetails();
       cached_titles_.clear();
       for (const auto& [key, pending] : findings_) {
-        const SeriesStats stats = ExactStats(series_.at(key).durations_s, pending.step_count, pending.stddev_factor);
+        const SeriesStats stats = ExactStats(series_.at(key), pending.step_count, pending.stddev_factor);
         cached_titles_[key] = std::to_string(pending.outlier_count) + " " + pending.short_phase + " steps on " +
                               key.first + " took longer than " + FormatSeconds(stats.threshold) + " (mean " +
                               FormatSeconds(stats.mean) + " + " + pending.stddev_text + " x stddev " +
@@ -293,9 +330,11 @@ class StepOutlierRule final : public Rule {
     static const std::vector<int64_t> kNoEpochs;
     for (int64_t start_ns : epochs != nullptr ? epochs->start_ns : kNoEpochs) {
       // Steps arrive in start order.
-      auto first = std::lower_bound(series.steps.begin(), series.steps.end(), start_ns,
-                                    [](const StepRecord& step, int64_t t) { return step.start_ns < t; });
-      if (first != series.steps.end()) epoch_firsts.push_back(first->number);
+      auto first = std::lower_bound(series.packed.begin(), series.packed.end(), start_ns,
+                                    [](const PackedStep& step, int64_t t) { return step.start_ns < t; });
+      if (first != series.packed.end()) {
+        epoch_firsts.push_back(series.step(static_cast<size_t>(first - series.packed.begin())).number);
+      }
     }
     std::sort(epoch_firsts.begin(), epoch_firsts.end());
     epoch_firsts.erase(std::unique(epoch_firsts.begin(), epoch_firsts.end()), epoch_firsts.end());
@@ -346,9 +385,9 @@ class StepOutlierRule final : public Rule {
   // recomputed the numpy way. (Bound: Welford's and the two-pass σ each err by O(n·ε·|mean|);
   // the margin below is a generous multiple of both plus 1e-9 relative.)
   static double Threshold(const StepSeries& series, double stddev_factor) {
-    const size_t count = series.durations_s.size();
+    const size_t count = series.size();
     const double count_d = static_cast<double>(count);
-    const double mean = series.sum_s / count_d;  // == analysis::Mean(durations_s), bit for bit
+    const double mean = series.sum_s / count_d;  // == analysis::Mean of the durations, bit for bit
     const double sigma = std::sqrt(std::max(series.welford_m2, 0.0) / count_d);
     const double threshold = mean + sigma * stddev_factor;
     const double epsilon = std::numeric_limits<double>::epsilon();
@@ -357,7 +396,7 @@ class StepOutlierRule final : public Rule {
     if (std::isfinite(threshold) && series.sorted.CountBetween(threshold - margin, threshold + margin) == 0) {
       return threshold;
     }
-    return ExactStats(series.durations_s, count, stddev_factor).threshold;
+    return ExactStats(series, count, stddev_factor).threshold;
   }
 
   // Details.step_details as the last window left it: every (node, phase) with more than
@@ -366,35 +405,37 @@ class StepOutlierRule final : public Rule {
     // Phases with statistics per node: one keeps the reference's shape, step_details[node].
     std::map<std::string, int> phases_per_node;
     for (const auto& [key, series] : series_) {
-      if (series.durations_s.size() > kMinSteps) ++phases_per_node[key.first];
+      if (series.size() > kMinSteps) ++phases_per_node[key.first];
     }
     nlohmann::json step_details = nlohmann::json::object();
     for (const auto& [key, series] : series_) {
       const auto& [node_name, phase] = key;
-      const std::vector<double>& values = series.durations_s;
-      if (values.size() <= kMinSteps) continue;
-      const SeriesStats stats = ExactStats(values, values.size(), stddev_factor_);
+      if (series.size() <= kMinSteps) continue;
+      const SeriesStats stats = ExactStats(series, series.size(), stddev_factor_);
       const std::vector<double> sorted = series.sorted.SortedValues();
       // As the reference: a value exactly at the threshold is neither outlier nor normal.
       const auto normal_end = std::lower_bound(sorted.begin(), sorted.end(), stats.threshold);
       const std::span<const double> normal(sorted.data(), static_cast<size_t>(normal_end - sorted.begin()));
-      const analysis::BoxStats box = analysis::ComputeBoxStats(sorted);
+      // analysis::ComputeBoxStats's figures, read from the values already sorted (it would sort
+      // another copy).
+      const double p99 = analysis::SortedQuantile(sorted, 0.99);
+      const double p95 = analysis::SortedQuantile(sorted, 0.95);
+      const double p50 = analysis::SortedQuantile(sorted, 0.50);
       const analysis::Histogram histogram = analysis::EqualBinHistogram(normal, kHistogramBins);
+      // The outliers in arrival order (IndicesAbove ascends), as a scan of the steps lists them.
       nlohmann::json outlier_numbers = nlohmann::json::array();
-      for (size_t j = 0; j < values.size(); ++j) {
-        if (values[j] > stats.threshold) outlier_numbers.push_back(series.NumberJson(j));
-      }
+      for (size_t j : series.sorted.IndicesAbove(stats.threshold)) outlier_numbers.push_back(series.NumberJson(j));
       nlohmann::json probs = nlohmann::json::array();
       for (double count : histogram.counts) probs.push_back(static_cast<int64_t>(count));
       nlohmann::json& entry = phases_per_node[node_name] > 1 ? step_details[node_name][phase] : step_details[node_name];
       entry = {
           {"step_stats",
            {{"mean", stats.mean},
-            {"max", box.max},
-            {"p99", box.p99},
-            {"p95", box.p95},
-            {"p50", box.p50},
-            {"min", box.min}}},
+            {"max", sorted.back()},
+            {"p99", p99},
+            {"p95", p95},
+            {"p50", p50},
+            {"min", sorted.front()}}},
           {"number_of_outliers", outlier_numbers.size()},
           {"phase", phase},
           {"stddev", Round2(stats.sigma)},
@@ -424,9 +465,9 @@ class StepOutlierRule final : public Rule {
                              const std::vector<size_t>& outliers, double stddev_factor) {
     const std::string short_phase =
         phase.starts_with(kStepPrefix) ? phase.substr(kStepPrefix.size()) : phase;
-    const double mean = series.sum_s / static_cast<double>(series.durations_s.size());
+    const double mean = series.sum_s / static_cast<double>(series.size());
     PendingFinding pending;
-    pending.step_count = series.durations_s.size();
+    pending.step_count = series.size();
     pending.outlier_count = outliers.size();
     pending.stddev_factor = stddev_factor;
     pending.stddev_text = parameters_.Text("stddev");
@@ -443,7 +484,7 @@ class StepOutlierRule final : public Rule {
       bool disturbed = false;
     };
     std::vector<OutlierStep> steps;
-    for (size_t j : outliers) steps.push_back({series.steps[j], series.disturbed(j)});
+    for (size_t j : outliers) steps.push_back({series.step(j), series.disturbed(j)});
     std::stable_sort(steps.begin(), steps.end(),
                      [](const OutlierStep& a, const OutlierStep& b) { return a.step.number < b.step.number; });
     std::vector<int64_t> numbers;
@@ -451,8 +492,8 @@ class StepOutlierRule final : public Rule {
     auto epochs = epochs_.find(series.node_name);
     pending.pattern = NamePeriodicOutliers(epochs == epochs_.end() ? nullptr : &epochs->second, series, numbers, finding);
     double outlier_excess_s = 0;
-    for (size_t j : outliers) outlier_excess_s += series.durations_s[j] - mean;
-    const double total_s = mean * static_cast<double>(series.durations_s.size());
+    for (size_t j : outliers) outlier_excess_s += series.duration_s(j) - mean;
+    const double total_s = mean * static_cast<double>(series.size());
     if (total_s > 0) {
       finding.estimated_saving = std::clamp(outlier_excess_s / total_s, 0.0, 1.0);
       finding.saving_basis = "outlier steps' time above the mean step time, of all " + short_phase + " step time";

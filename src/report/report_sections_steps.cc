@@ -34,31 +34,39 @@ struct Total {
 
 // Self time of operator spans: per thread (and device), a span's self time is its duration less
 // the spans nested in it. Events arrive in start order, the longer first on equal starts, so a
-// stack of the open spans finds each one's parent.
+// stack of the open spans finds each one's parent. Only the top of a stack ever shrinks, so a
+// span's self time is final once it leaves its stack: it is added to its total then, and
+// nothing per event outlives its stack (a day's run has millions of operator spans).
 class SelfTimes {
  public:
-  // Returns the index under which `event`'s self time is kept; its parent's self time shrinks.
-  size_t Add(const analysis::FrameworkEvent& event) {
+  // Adds `event`'s self time to `total->self_ns` once it is settled; its parent's shrinks.
+  void Add(const analysis::FrameworkEvent& event, Total* total) {
     std::vector<Open>& stack = stacks_[{event.node, event.pid, event.tid, event.device}];
-    while (!stack.empty() && stack.back().end_ns <= event.start_ns) stack.pop_back();
-    const size_t index = self_ns_.size();
-    self_ns_.push_back(event.duration_ns());
+    while (!stack.empty() && stack.back().end_ns <= event.start_ns) Settle(stack);
     if (!stack.empty()) {
       const int64_t nested = std::min(event.end_ns, stack.back().end_ns) - event.start_ns;
-      self_ns_[stack.back().index] -= std::max<int64_t>(nested, 0);
+      stack.back().self_ns -= std::max<int64_t>(nested, 0);
     }
-    stack.push_back({event.end_ns, index});
-    return index;
+    stack.push_back({event.end_ns, event.duration_ns(), total});
   }
-  int64_t self_ns(size_t index) const { return std::max<int64_t>(self_ns_[index], 0); }
+  // Settles the spans still open (those the last events of their thread left).
+  void Finish() {
+    for (auto& [key, stack] : stacks_) {
+      while (!stack.empty()) Settle(stack);
+    }
+  }
 
  private:
   struct Open {
     int64_t end_ns;
-    size_t index;
+    int64_t self_ns;
+    Total* total;
   };
+  static void Settle(std::vector<Open>& stack) {
+    stack.back().total->self_ns += std::max<int64_t>(stack.back().self_ns, 0);
+    stack.pop_back();
+  }
   std::map<std::tuple<uint32_t, int32_t, int64_t, int32_t>, std::vector<Open>> stacks_;
-  std::vector<int64_t> self_ns_;
 };
 
 // The top kMaxTableRows of `totals` by self time (ties by name), each with its share of all
@@ -137,9 +145,16 @@ struct DurationSeries {
 // several), all on the same bin edges so the bars line up and a legend click compares them.
 // Equal bins from the smallest to the largest duration of any series.
 nlohmann::json SharedHistogram(const std::vector<DurationSeries>& series) {
-  std::vector<double> all;
-  for (const DurationSeries& s : series) all.insert(all.end(), s.duration_ms->begin(), s.duration_ms->end());
-  std::vector<double> edges = analysis::EqualBinHistogram(all, kStepHistogramBins).edges;
+  // Equal bins depend only on the smallest and the largest value: the edges of those two are
+  // those of every duration (without copying a day's millions of them together).
+  std::vector<double> extremes;
+  for (const DurationSeries& s : series) {
+    if (s.duration_ms->empty()) continue;
+    const auto [min_it, max_it] = std::minmax_element(s.duration_ms->begin(), s.duration_ms->end());
+    if (extremes.empty()) extremes = {*min_it, *max_it};
+    extremes = {std::min(extremes[0], *min_it), std::max(extremes[1], *max_it)};
+  }
+  std::vector<double> edges = analysis::EqualBinHistogram(extremes, kStepHistogramBins).edges;
   // Rounded before counting, so the counts are those of the edges the document carries; the
   // outer edges outwards, so the shortest and the longest step stay inside.
   const double first = std::floor(edges.front() * 1e4) / 1e4, last = std::ceil(edges.back() * 1e4) / 1e4;
@@ -187,15 +202,15 @@ nlohmann::json StepOutlierNumbers(const nlohmann::json& step_details, const std:
 // StepOutlier's outlier steps with their durations, so the page marks them on the per-step line
 // even where downsampling dropped them from it. A step number that several ranks ran is marked
 // at its longest duration, the one that stood out.
-nlohmann::json OutlierPoints(const nlohmann::json& outliers, const std::vector<int64_t>& steps,
-                             const std::vector<double>& duration_ms) {
+nlohmann::json OutlierPoints(const analysis::Model& model, const nlohmann::json& outliers,
+                             const analysis::StepTimeGroup& group) {
   std::unordered_map<int64_t, double> longest_ms;
   for (const nlohmann::json& step : outliers) {
     if (step.is_number_integer()) longest_ms.emplace(step.get<int64_t>(), -1.0);
   }
-  for (size_t i = 0; i < steps.size(); ++i) {
-    auto it = longest_ms.find(steps[i]);
-    if (it != longest_ms.end()) it->second = std::max(it->second, duration_ms[i]);
+  for (size_t i = 0; i < group.measured.size(); ++i) {
+    auto it = longest_ms.find(model.events()[group.measured[i]].step);
+    if (it != longest_ms.end()) it->second = std::max(it->second, group.duration_ms[i]);
   }
   nlohmann::json point_steps = nlohmann::json::array(), point_ms = nlohmann::json::array();
   for (size_t i = 0; i < outliers.size() && point_steps.size() < kMaxPointsPerSeries; ++i) {
@@ -221,7 +236,6 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
   std::unordered_map<analysis::StringId, int64_t> general_ns;
   // Self times are settled only when every nested span is seen: collected per event first.
   SelfTimes self_times;
-  std::vector<std::pair<Total*, size_t>> operator_spans;
   int64_t first_step_ns = INT64_MAX, last_step_end_ns = INT64_MIN, all_steps_ns = 0;
   size_t counted = 0;
   // DataLoader workers run beside the training processes: their busy time overlaps the loop's
@@ -249,7 +263,7 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
         Total& total = (it->second == Bucket::kCpu ? cpu : gpu)[event.name];
         total.ns += duration_ns;
         ++total.calls;
-        operator_spans.emplace_back(&total, self_times.Add(event));
+        self_times.Add(event, &total);
         break;
       }
       case Bucket::kStep: {
@@ -267,7 +281,7 @@ nlohmann::json BuildFrameworkSection(const ReportContext& context) {
     }
     ++counted;
   }
-  for (const auto& [total, index] : operator_spans) total->self_ns += self_times.self_ns(index);
+  self_times.Finish();
   if (counted == 0) {
     return Unavailable("No framework event was recorded (" + SourceDescription(model) +
                        "): annotate the training loop (stepscope.step(), the torch integration) to see where its "
@@ -325,9 +339,6 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
     const std::string_view full_phase = model.String(group.phase);
     const std::string_view phase = analysis::StepPhaseName(model.StepPhaseOfId(group.phase));
     const std::vector<double>& duration_ms = group.duration_ms;
-    std::vector<int64_t> steps;
-    steps.reserve(group.measured.size());
-    for (uint32_t index : group.measured) steps.push_back(model.events()[index].step);
     std::vector<double> sorted = duration_ms;
     std::sort(sorted.begin(), sorted.end());
     const nlohmann::json outliers = StepOutlierNumbers(outliers_by_node, node, full_phase);
@@ -343,7 +354,7 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
     const std::vector<size_t> kept = MinMaxDownsample(duration_ms, kMaxPointsPerSeries);
     nlohmann::json series_steps = nlohmann::json::array(), series_ms = nlohmann::json::array();
     for (size_t i : kept) {
-      series_steps.push_back(steps[i]);
+      series_steps.push_back(model.events()[group.measured[i]].step);
       series_ms.push_back(RoundForChart(duration_ms[i]));
     }
     nlohmann::json bounded_outliers = nlohmann::json::array();
@@ -361,7 +372,7 @@ nlohmann::json BuildStepsSection(const ReportContext& context) {
                      {"max_ms", sorted.back()},
                      {"outliers", std::move(bounded_outliers)},
                      {"outliers_total", outliers.size()},
-                     {"outlier_points", OutlierPoints(outliers, steps, duration_ms)},
+                     {"outlier_points", OutlierPoints(model, outliers, group)},
                      {"series",
                       {{"step", std::move(series_steps)},
                        {"duration_ms", std::move(series_ms)},

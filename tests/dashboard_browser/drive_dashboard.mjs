@@ -66,6 +66,9 @@ const result = { console_errors: [], page_errors: [], blocked_requests: [] };
 async function settle(page) {
   await page.waitForFunction(() => [...document.querySelectorAll(".run-page-body > p.note, .report-sections ~ p.note")]
     .every((p) => p.hidden), null, { timeout: kLimitMs }).catch(() => {});
+  // A live page paints its first sections, then builds the rest a frame later (live_report.ts).
+  await page.waitForFunction(() => document.querySelector(".report-sections[data-painting]") === null, null,
+    { timeout: kLimitMs }).catch(() => {});
   await page.waitForFunction(() => [...document.querySelectorAll("canvas")].every((canvas) => {
     if (canvas.clientWidth === 0 || canvas.clientHeight === 0) return true;
     const scale = window.devicePixelRatio || 1;

@@ -36,11 +36,15 @@ export function renderLiveReport(body: HTMLElement, run: string, frame: RunFrame
       status.hidden = true;
       if (!painted) {
         // First load: the verdict paints, then the rest is built (nothing to keep in place yet).
+        // data-painting marks a page whose sections are still being built (tests and
+        // benchmarks wait for it to go, instead of guessing from what is drawn).
         painted = true;
+        fresh.dataset.painting = "true";
         renderSections(fresh, sectionList.slice(0, kFirstPaintSections), report);
         await nextFrame();
         if (!alive || sections !== fresh) return;
         renderSections(fresh, sectionList.slice(kFirstPaintSections), report);
+        delete fresh.dataset.painting;
         return;
       }
       renderSections(fresh, sectionList, report);

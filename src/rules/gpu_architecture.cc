@@ -184,7 +184,7 @@ GpuIdentification IdentifyGpu(std::span<const std::string> gpu_names, int32_t de
       result.architecture = ArchitectureFromGpuName(name);
       if (result.architecture != GpuArchitecture::kUnknown) {
         result.known = true;
-        result.source = "GPU name \"" + name + "\" (the run's capabilities)";
+        result.source = "GPU name \"" + name + "\" (as the run recorded its GPUs)";
         return result;
       }
     }

@@ -86,7 +86,7 @@ TEST(IdentifyGpu, TheGpuNameWinsOverTheInstanceTypeAndTheKernels) {
       IdentifyGpu(names, 0, "ml.p3.2xlarge", BuiltFor(GpuArchitecture::kAmpere, "ampere_sgemm"));
   EXPECT_EQ(gpu.architecture, GpuArchitecture::kHopper);
   EXPECT_TRUE(gpu.known);
-  EXPECT_EQ(gpu.source, "GPU name \"NVIDIA H100 80GB HBM3\" (the run's capabilities)");
+  EXPECT_EQ(gpu.source, "GPU name \"NVIDIA H100 80GB HBM3\" (as the run recorded its GPUs)");
 }
 
 TEST(IdentifyGpu, MixedGpusAreTakenByDeviceIndex) {

@@ -31,7 +31,7 @@ std::vector<RuleReport> GpuRulesOn(const std::string& trace) {
   return reports;
 }
 
-TEST(GpuRulesOnKineto, TheV100TraceHasFp32MatrixWorkOnAGpuItsNamesCannotSettle) {
+TEST(GpuRulesOnKineto, TheV100TraceLeavesFp32MatrixWorkOffTheTensorCoresItsDevicePropertiesName) {
   const std::vector<RuleReport> reports =
       GpuRulesOn("ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
   ASSERT_EQ(reports.size(), 3u);
@@ -49,12 +49,13 @@ TEST(GpuRulesOnKineto, TheV100TraceHasFp32MatrixWorkOnAGpuItsNamesCannotSettle) 
   const RuleReport& precision = reports[2];
   ASSERT_EQ(precision.rule, "LowPrecisionOpportunity");
   ASSERT_EQ(precision.findings.size(), 1u);
-  // volta_sgemm kernels only bound the GPU from below; GeForce GTX 16 GPUs run them too.
-  EXPECT_EQ(precision.findings[0].severity, Severity::kInfo);
-  EXPECT_LT(precision.findings[0].estimated_saving, 0);
+  // volta_sgemm kernels alone would only bound the GPU from below (GeForce GTX 16 GPUs run them
+  // too); the trace's deviceProperties name a Tesla V100, which has tensor cores.
+  EXPECT_NE(precision.findings[0].severity, Severity::kInfo);
+  EXPECT_GT(precision.findings[0].estimated_saving, 0);
   const nlohmann::json& gpu = precision.details["gpus"][0];
-  EXPECT_EQ(gpu["architecture"], "unknown");
-  EXPECT_NE(gpu["architecture_source"].get<std::string>().find("kernels built for Volta or newer"), std::string::npos);
+  EXPECT_EQ(gpu["architecture"], "Volta");
+  EXPECT_NE(gpu["architecture_source"].get<std::string>().find("Tesla V100-SXM2-32GB"), std::string::npos);
   EXPECT_GT(gpu["fp32_matrix_share"].get<double>(), 0.1);
 }
 

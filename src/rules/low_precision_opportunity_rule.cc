@@ -85,6 +85,20 @@ struct NodeGpus {
   std::string instance_type;
 };
 
+// The GPU models an importer recorded in the node's manifest_json ("gpus", the Kineto importer
+// from deviceProperties); empty names (a device without one) are left out.
+std::vector<std::string> ImportedGpuNames(const std::string& manifest_json) {
+  const nlohmann::json manifest = nlohmann::json::parse(manifest_json, nullptr, /*allow_exceptions=*/false);
+  std::vector<std::string> names;
+  if (!manifest.is_object()) return names;
+  const auto gpus = manifest.find("gpus");
+  if (gpus == manifest.end() || !gpus->is_array()) return names;
+  for (const nlohmann::json& name : *gpus) {
+    if (name.is_string() && !name.get<std::string>().empty()) names.push_back(name.get<std::string>());
+  }
+  return names;
+}
+
 class LowPrecisionOpportunityRule final : public Rule {
  public:
   LowPrecisionOpportunityRule() { parameters_.Declare("threshold_pct", RuleParameters::Kind::kPercent, "10"); }
@@ -98,6 +112,9 @@ class LowPrecisionOpportunityRule final : public Rule {
       NodeGpus& gpus = node_gpus_[node];
       const std::vector<std::string>& names = facts.manifest.capabilities.gpus;
       if (facts.has_manifest && !names.empty()) gpus.names = names;
+      if (!facts.has_manifest && gpus.names.empty() && !facts.manifest_json.empty()) {
+        gpus.names = ImportedGpuNames(facts.manifest_json);  // Kineto's deviceProperties names
+      }
       if (!facts.instance_type.empty()) gpus.instance_type = facts.instance_type;
     }
     std::unordered_map<analysis::StringId, KernelFacts> kernel_facts;  // this model's kernel names

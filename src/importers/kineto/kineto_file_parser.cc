@@ -533,15 +533,19 @@ error_code KinetoFileParser::ParseDeviceProperties(od::array devices, KinetoFile
     od::object device;
     if (auto error = element.get_object().get(device)) return error;
     int64_t memory_bytes = 0;
+    std::string_view name;
     for (auto field_result : device) {
       od::field field;
       if (auto error = std::move(field_result).get(field)) return error;
       const od::raw_json_string key = field.key();
       if (RawKey(key) == "totalGlobalMem") {
         if (field.value().get_int64().get(memory_bytes) != simdjson::SUCCESS) memory_bytes = 0;
+      } else if (RawKey(key) == "name") {
+        if (field.value().get_string().get(name) != simdjson::SUCCESS) name = {};
       }
     }
     out->gpu_memory_bytes.push_back(memory_bytes);
+    out->gpu_names.emplace_back(name);
   }
   return simdjson::SUCCESS;
 }

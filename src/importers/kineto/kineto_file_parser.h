@@ -55,6 +55,7 @@ struct KinetoFile {
   int64_t world_size = -1;                 // distributedInfo.world_size
   std::string distributed_info_json;       // raw, "" when absent
   std::vector<int64_t> gpu_memory_bytes;   // deviceProperties[].totalGlobalMem
+  std::vector<std::string> gpu_names;      // deviceProperties[].name ("" when absent)
   bool has_device_properties = false;
   std::map<int64_t, std::string> process_names;                   // M process_name / process_labels
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names;  // M thread_name ("stream 7 ")

@@ -38,6 +38,9 @@ std::string ManifestJson(const KinetoFile& file, int64_t shift_ns) {
   nlohmann::json processes = nlohmann::json::object();
   for (const auto& [pid, name] : file.process_names) processes[std::to_string(pid)] = name;
   manifest["processes"] = std::move(processes);
+  // The GPU models (deviceProperties[].name): what the rules know of a stepscope run's GPUs from
+  // its capabilities (LowPrecisionOpportunity's tensor cores).
+  if (!file.gpu_names.empty()) manifest["gpus"] = file.gpu_names;
   nlohmann::json threads = nlohmann::json::object();
   for (const auto& [track, name] : file.thread_names) {
     threads[std::to_string(track.first) + "/" + std::to_string(track.second)] = name;

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <fstream>
@@ -268,6 +269,10 @@ TEST(KinetoImporter, NanosecondResolutionTimesAreExact) {
   EXPECT_EQ(StepNumbers(model), (std::vector<int64_t>{101, 102, 103, 104, 105}));
   EXPECT_EQ(FlowsByCategory(model), (std::map<std::string, int>{{"ac2g", 6095}, {"fwdbwd", 905}}));
   EXPECT_EQ(model.nodes()[0].gpu_memory_bytes.at(0), 34079637504);
+  // The GPU models from deviceProperties, kept for the rules that need the hardware.
+  const nlohmann::json manifest = nlohmann::json::parse(model.nodes()[0].manifest_json);
+  EXPECT_EQ(manifest["gpus"].size(), model.nodes()[0].gpu_memory_bytes.size());
+  EXPECT_EQ(manifest["gpus"][0], "Tesla V100-SXM2-32GB");
 }
 
 TEST(KinetoImporter, SampledTracesWithoutFlowsLinkByCorrelation) {

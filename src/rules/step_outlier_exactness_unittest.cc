@@ -22,7 +22,7 @@ constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kScan = 60 * kSecond;
 constexpr int64_t kT0 = 1'600'000'000 * kSecond;
 
-Model StepsModel(const std::vector<int64_t>& durations_ns) {
+Model StepsModel(const std::vector<int64_t>& durations_ns, int64_t first_number) {
   ModelBuilder builder(analysis::ModelSource::kSageMaker);
   analysis::NodeFacts facts;
   facts.name = "algo-1";
@@ -35,7 +35,7 @@ Model StepsModel(const std::vector<int64_t>& durations_ns) {
     event.name = event.phase;
     event.start_ns = t;
     event.end_ns = t + durations_ns[i];
-    event.step = static_cast<int64_t>(i);
+    event.step = first_number + static_cast<int64_t>(i);
     builder.AddEvent(event, {});
     t += durations_ns[i];
   }
@@ -51,7 +51,7 @@ struct Expected {
 
 // The reference's per-window computation, done directly.
 Expected Oracle(const Model& model, const std::vector<int64_t>& durations_ns, double stddev_factor,
-                int64_t n_outliers) {
+                int64_t n_outliers, int64_t first_number) {
   Expected expected;
   std::vector<double> seen;
   size_t next = 0;
@@ -62,7 +62,7 @@ Expected Oracle(const Model& model, const std::vector<int64_t>& durations_ns, do
     const double threshold = analysis::Mean(seen) + analysis::StdDev(seen) * stddev_factor;
     std::vector<int64_t> numbers;
     for (size_t j = 0; j < seen.size(); ++j) {
-      if (seen[j] > threshold) numbers.push_back(static_cast<int64_t>(j));
+      if (seen[j] > threshold) numbers.push_back(first_number + static_cast<int64_t>(j));
     }
     if (static_cast<int64_t>(numbers.size()) > n_outliers) {
       expected.violations += static_cast<int64_t>(numbers.size());
@@ -88,12 +88,13 @@ RuleReport Drive(Rule& rule, const Model& model) {
   return rule.Report();
 }
 
-void ExpectMatchesOracle(const std::vector<int64_t>& durations_ns, const std::string& stddev, double factor) {
-  const Model model = StepsModel(durations_ns);
+void ExpectMatchesOracle(const std::vector<int64_t>& durations_ns, const std::string& stddev, double factor,
+                         int64_t first_number = 0) {
+  const Model model = StepsModel(durations_ns, first_number);
   std::unique_ptr<Rule> rule = MakeStepOutlierRule();
   ASSERT_TRUE(rule->parameters().Set("StepOutlier", "stddev", stddev).ok());
   const RuleReport report = Drive(*rule, model);
-  const Expected expected = Oracle(model, durations_ns, factor, 10);
+  const Expected expected = Oracle(model, durations_ns, factor, 10, first_number);
   EXPECT_EQ(report.violations, expected.violations);
   EXPECT_EQ(report.triggered, expected.triggered);
   // One phase: the reference's shape, step_details[node] (RULES.md §5).
@@ -103,17 +104,24 @@ void ExpectMatchesOracle(const std::vector<int64_t>& durations_ns, const std::st
   EXPECT_EQ(details["step_numbers"].get<std::vector<int64_t>>(), expected.last_step_numbers);
 }
 
+// `count` pseudo-random durations of 240-260 ms from `seed`, about one in `slow_every` of them
+// `slow_extra_ns` longer.
+std::vector<int64_t> RandomDurations(uint64_t seed, int count, uint64_t slow_every, int64_t slow_extra_ns) {
+  std::vector<int64_t> durations_ns;
+  uint64_t state = seed;
+  for (int i = 0; i < count; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const int64_t jitter_ns = static_cast<int64_t>((state >> 33) % 20'000'000);
+    const bool slow = (state >> 20) % slow_every == 0;
+    durations_ns.push_back(240'000'000 + jitter_ns + (slow ? slow_extra_ns : 0));
+  }
+  return durations_ns;
+}
+
 // Pseudo-random durations around 250 ms with rare slow steps, over enough windows that the
 // running statistics and the sorted runs are merged many times.
 TEST(StepOutlierExactness, RandomDurationsMatchTheDirectComputation) {
-  std::vector<int64_t> durations_ns;
-  uint64_t state = 42;
-  for (int i = 0; i < 6000; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    const int64_t jitter_ns = static_cast<int64_t>((state >> 33) % 20'000'000);
-    const bool slow = (state >> 20) % 300 == 0;
-    durations_ns.push_back(240'000'000 + jitter_ns + (slow ? 400'000'000 : 0));
-  }
+  const std::vector<int64_t> durations_ns = RandomDurations(42, 6000, 300, 400'000'000);
   ExpectMatchesOracle(durations_ns, "3", 3.0);
   ExpectMatchesOracle(durations_ns, "1.5", 1.5);
 }
@@ -127,6 +135,16 @@ TEST(StepOutlierExactness, TiesAtTheThresholdUseTheExactStatistics) {
   ExpectMatchesOracle(durations_ns, "3", 3.0);
   const std::vector<int64_t> all_equal(2000, 250'000'007);
   ExpectMatchesOracle(all_equal, "3", 3.0);
+}
+
+// The rule packs a step into 16 bytes (a 32-bit duration in ns and a 32-bit number); steps over
+// 4.29 s and numbers beyond int32 are kept whole beside. Both must count, list and number the
+// outliers exactly as the packed ones.
+TEST(StepOutlierExactness, StepsTooLongOrNumberedTooHighToPackMatchTheDirectComputation) {
+  const std::vector<int64_t> durations_ns = RandomDurations(7, 3000, 150, 6 * kSecond);  // slow: > 4.29 s
+  ExpectMatchesOracle(durations_ns, "3", 3.0);
+  ExpectMatchesOracle(durations_ns, "3", 3.0, /*first_number=*/int64_t{5'000'000'000});
+  ExpectMatchesOracle(durations_ns, "3", 3.0, /*first_number=*/int64_t{2'147'483'000});  // crosses int32's max
 }
 
 }  // namespace

@@ -55,18 +55,20 @@ StatusOr<launcher::ControlRequest> BuildControlRequest(const CtlInvocation& invo
                                                           launcher::ConfigSource::kFlag, "--interval"));
     request.interval_ns = scratch.interval_ns;
   }
-  const std::pair<const std::string*, launcher::DetailKind> steps[] = {
-      {&invocation.detailed_steps, launcher::DetailKind::kOperators},
-      {&invocation.python_steps, launcher::DetailKind::kPython},
-      {&invocation.dataloader_steps, launcher::DetailKind::kDataloader},
-      {&invocation.gpu_steps, launcher::DetailKind::kGpu},
+  struct StepsFlag {
+    const std::string* text;
+    launcher::DetailKind kind;
+    const char* key;  // the run config's key, which names the flag
   };
-  for (const auto& [text, kind] : steps) {
+  const StepsFlag steps[] = {
+      {&invocation.detailed_steps, launcher::DetailKind::kOperators, "detailed_steps"},
+      {&invocation.python_steps, launcher::DetailKind::kPython, "python_steps"},
+      {&invocation.dataloader_steps, launcher::DetailKind::kDataloader, "dataloader_steps"},
+      {&invocation.gpu_steps, launcher::DetailKind::kGpu, "gpu_steps"},
+  };
+  for (const auto& [text, kind, key] : steps) {
     if (text->empty()) continue;
-    const std::string flag = launcher::FlagForKey(kind == launcher::DetailKind::kOperators ? "detailed_steps"
-                                                  : kind == launcher::DetailKind::kPython  ? "python_steps"
-                                                  : kind == launcher::DetailKind::kGpu     ? "gpu_steps"
-                                                                                           : "dataloader_steps");
+    const std::string flag = launcher::FlagForKey(key);
     STEPSCOPE_ASSIGN_OR_RETURN(launcher::DetailWindow window, launcher::ParseStepWindow(kind, *text, flag));
     request.detail.push_back(launcher::NormalizeDetailWindow(window));
   }

@@ -81,8 +81,9 @@ struct Totals {
 };
 
 struct NodeGpus {
-  std::vector<std::string> names;  // the run's capabilities (stepscope runs)
+  std::vector<std::string> names;  // the run's capabilities, or an import's recorded models
   std::string instance_type;
+  bool imported_names_read = false;  // manifest_json parsed once, not every window
 };
 
 // The GPU models an importer recorded in the node's manifest_json ("gpus", the Kineto importer
@@ -112,8 +113,9 @@ class LowPrecisionOpportunityRule final : public Rule {
       NodeGpus& gpus = node_gpus_[node];
       const std::vector<std::string>& names = facts.manifest.capabilities.gpus;
       if (facts.has_manifest && !names.empty()) gpus.names = names;
-      if (!facts.has_manifest && gpus.names.empty() && !facts.manifest_json.empty()) {
+      if (!facts.has_manifest && !gpus.imported_names_read && !facts.manifest_json.empty()) {
         gpus.names = ImportedGpuNames(facts.manifest_json);  // Kineto's deviceProperties names
+        gpus.imported_names_read = true;
       }
       if (!facts.instance_type.empty()) gpus.instance_type = facts.instance_type;
     }

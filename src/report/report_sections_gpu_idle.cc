@@ -44,12 +44,6 @@ std::string WhyNoRows(const ReportContext& context) {
 
 nlohmann::json BuildGpuIdleSection(const ReportContext& context) {
   const analysis::Model& model = *context.model;
-  // Without device events there is no row (gpu_idle_attribution.h), but the attribution would
-  // index every event before finding that out (a day's run: ~100 MB for nothing).
-  const auto& events = model.events();
-  if (std::none_of(events.begin(), events.end(), [](const analysis::FrameworkEvent& e) { return e.device >= 0; })) {
-    return Unavailable(WhyNoRows(context));
-  }
   const std::vector<analysis::StepGpuBreakdown> rows = analysis::ComputeGpuIdleAttribution(model);
   if (rows.empty()) return Unavailable(WhyNoRows(context));
 

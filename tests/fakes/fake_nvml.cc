@@ -21,6 +21,28 @@
 //     ]
 //   }
 //
+// Deeper readings (issue 15 §3), each absent (NOT_SUPPORTED, or never delivered) unless
+// scripted, per GPU:
+//
+//   "pcie_tx_kb_per_s": [100, 200], "pcie_rx_kb_per_s": 50,      nvmlDeviceGetPcieThroughput
+//   "clock_event_reasons": [0, 4, 68],     bitmask per call of nvmlDeviceGetCurrentClocks*Reasons
+//   "ecc_corrected": [0, 2], "ecc_uncorrected": 0,               nvmlDeviceGetTotalEccErrors
+//   "processes": [{"pid": 4242, "used_memory_bytes": [1024, 2048], "sm_util_pct": 80,
+//                  "from": 1, "until": 3}],
+//       nvmlDeviceGetComputeRunningProcesses_v3 / nvmlDeviceGetProcessUtilization: the Nth call
+//       lists the processes with from <= N < until (default: always); the process's values
+//       follow N like any other; a call that answers INSUFFICIENT_SIZE does not count. The
+//       Nth utilization call stamps its samples (N + 1) * 1000 us and returns those newer than
+//       the caller's lastSeenTimeStamp (NOT_FOUND when none). Without used_memory_bytes a
+//       process reports NVML_VALUE_NOT_AVAILABLE; without sm_util_pct it has no utilization.
+//   "xid_events": [{"at": 1, "xid": 79}],
+//       nvmlDeviceRegisterEvents succeeds only on GPUs that script xid_events (an empty list
+//       too). An event is pending once its set has answered `at` non-blocking waits with
+//       TIMEOUT (so, for a sampler that drains each poll, at poll number `at`).
+//   "gpm_sm_util_pct": [50, 60], "gpm_tensor_util_pct": 30,
+//       GPM is supported on GPUs that script either; the Nth nvmlGpmMetricsGet on a GPU
+//       returns the Nth value (a metric that is not scripted is NOT_SUPPORTED in its entry).
+//
 // Values are non-negative integers, one number or a list: the Nth call (0-based) of a getter
 // on a GPU returns the Nth value, the last one repeating. Every call counts, failed ones too.
 // A getter whose field is absent returns NVML_ERROR_NOT_SUPPORTED. A failure applies to calls
@@ -28,7 +50,8 @@
 // `from` defaults to 0 and no `times` means forever. Unknown keys and call names are script
 // errors: nvmlInit_v2 then prints the reason to stderr and returns NVML_ERROR_UNKNOWN.
 //
-// Built a second time with STEPSCOPE_FAKE_NVML_WITHOUT_CLOCK_INFO to lack one symbol.
+// Built a second time with STEPSCOPE_FAKE_NVML_WITHOUT_CLOCK_INFO to lack one symbol, and a
+// third time with STEPSCOPE_FAKE_NVML_WITHOUT_DEPTH to lack every optional one (an old driver).
 // Threading: every entry point takes one mutex, like a thread-safe NVML.
 #include <cstdio>
 #include <cstdlib>
@@ -69,14 +92,21 @@ const std::set<std::string>& KnownCalls() {
       "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2",
       "nvmlDeviceGetName",     "nvmlDeviceGetUtilizationRates",
       "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetPowerUsage",
-      "nvmlDeviceGetTemperature", "nvmlDeviceGetClockInfo"};
+      "nvmlDeviceGetTemperature", "nvmlDeviceGetClockInfo",
+      "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetProcessUtilization",
+      "nvmlDeviceGetPcieThroughput", "nvmlDeviceGetCurrentClocksEventReasons",
+      "nvmlDeviceGetTotalEccErrors", "nvmlEventSetCreate", "nvmlDeviceRegisterEvents",
+      "nvmlEventSetWait_v2", "nvmlGpmQueryDeviceSupport", "nvmlGpmSampleAlloc",
+      "nvmlGpmSampleGet", "nvmlGpmMetricsGet"};
   return calls;
 }
 
 const std::set<std::string>& KnownGpuFields() {
   static const std::set<std::string> fields = {
       "name",          "utilization_gpu_pct", "utilization_memory_pct", "memory_total_bytes",
-      "memory_used_bytes", "power_mw",        "temperature_c",          "sm_clock_mhz"};
+      "memory_used_bytes", "power_mw",        "temperature_c",          "sm_clock_mhz",
+      "pcie_tx_kb_per_s", "pcie_rx_kb_per_s", "clock_event_reasons", "ecc_corrected",
+      "ecc_uncorrected", "processes", "xid_events", "gpm_sm_util_pct", "gpm_tensor_util_pct"};
   return fields;
 }
 
@@ -88,10 +118,35 @@ struct Failure {
   std::optional<uint64_t> times;  // absent: forever
 };
 
+struct FakeProcess {
+  unsigned int pid = 0;
+  std::vector<uint64_t> used_memory_bytes;  // empty: NVML_VALUE_NOT_AVAILABLE
+  std::vector<uint64_t> sm_util_pct;        // empty: no utilization samples
+  uint64_t from = 0;
+  std::optional<uint64_t> until;
+};
+
+struct FakeXid {
+  uint64_t at = 0;
+  uint64_t xid = 0;
+};
+
 struct FakeGpu {
   unsigned int index = 0;
   std::string name;
   std::map<std::string, std::vector<uint64_t>> values;  // script field -> per-call values
+  std::optional<std::vector<FakeProcess>> processes;   // absent: process calls unsupported
+  std::optional<std::vector<FakeXid>> xid_events;      // absent: events unsupported
+};
+
+struct FakeEventSet {
+  std::vector<unsigned int> gpus;  // registered for Xid events
+  uint64_t timeouts = 0;           // waits answered with TIMEOUT so far
+  std::set<std::pair<unsigned int, size_t>> delivered;  // (gpu, index into its xid_events)
+};
+
+struct FakeGpmSample {
+  const void* gpu = nullptr;  // the FakeGpu it was last taken on; null before
 };
 
 struct FakeState {
@@ -103,6 +158,12 @@ struct FakeState {
   std::vector<Failure> failures;
   // (call, gpu index or -1) -> number of calls so far.
   std::map<std::pair<std::string, long>, uint64_t> calls;
+  // Objects handed out and not yet freed, by the handle the caller holds.
+  std::map<const void*, std::unique_ptr<FakeEventSet>> event_sets;
+  std::map<const void*, std::unique_ptr<FakeGpmSample>> gpm_samples;
+  // Event sets and GPM samples still live when the last nvmlShutdown came (the probe's leak
+  // check); kept across resets.
+  int leaked_at_last_shutdown = 0;
 };
 
 FakeState& State() {
@@ -120,6 +181,50 @@ std::optional<std::string> ParseValues(const nlohmann::json& j, std::vector<uint
   for (const nlohmann::json& v : j) {
     if (!v.is_number_unsigned()) return "list holds something other than a non-negative integer";
     out.push_back(v.get<uint64_t>());
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseProcesses(const nlohmann::json& j, std::vector<FakeProcess>& out) {
+  if (!j.is_array()) return "expected a list of processes";
+  for (const nlohmann::json& p : j) {
+    if (!p.is_object() || !p.contains("pid") || !p["pid"].is_number_unsigned()) return "each process needs a pid";
+    FakeProcess process;
+    for (const auto& [key, value] : p.items()) {
+      if (key == "pid") {
+        process.pid = value.get<unsigned int>();
+      } else if (key == "used_memory_bytes") {
+        if (auto error = ParseValues(value, process.used_memory_bytes)) return key + ": " + *error;
+      } else if (key == "sm_util_pct") {
+        if (auto error = ParseValues(value, process.sm_util_pct)) return key + ": " + *error;
+      } else if (key == "from" && value.is_number_unsigned()) {
+        process.from = value.get<uint64_t>();
+      } else if (key == "until" && value.is_number_unsigned()) {
+        process.until = value.get<uint64_t>();
+      } else {
+        return "bad process field " + key;
+      }
+    }
+    out.push_back(std::move(process));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseXidEvents(const nlohmann::json& j, std::vector<FakeXid>& out) {
+  if (!j.is_array()) return "expected a list of events";
+  for (const nlohmann::json& e : j) {
+    if (!e.is_object() || !e.contains("xid") || !e["xid"].is_number_unsigned()) return "each event needs an xid";
+    FakeXid xid;
+    for (const auto& [key, value] : e.items()) {
+      if (key == "xid") {
+        xid.xid = value.get<uint64_t>();
+      } else if (key == "at" && value.is_number_unsigned()) {
+        xid.at = value.get<uint64_t>();
+      } else {
+        return "bad event field " + key;
+      }
+    }
+    out.push_back(xid);
   }
   return std::nullopt;
 }
@@ -143,6 +248,14 @@ std::optional<std::string> ParseScript(const nlohmann::json& script, FakeState& 
       gpu->name = "Fake GPU " + std::to_string(gpu->index);
       for (const auto& [key, value] : g.items()) {
         if (!KnownGpuFields().count(key)) return "unknown gpu field " + key;
+        if (key == "processes") {
+          if (auto error = ParseProcesses(value, gpu->processes.emplace())) return "processes: " + *error;
+          continue;
+        }
+        if (key == "xid_events") {
+          if (auto error = ParseXidEvents(value, gpu->xid_events.emplace())) return "xid_events: " + *error;
+          continue;
+        }
         if (key == "name") {
           if (!value.is_string()) return "gpu name must be a string";
           gpu->name = value.get<std::string>();
@@ -197,6 +310,8 @@ std::optional<std::string> LoadScript(FakeState& state) {
 }
 
 void ResetLocked(FakeState& state) {
+  state.event_sets.clear();
+  state.gpm_samples.clear();
   state.driver_version.clear();
   state.gpus.clear();
   state.failures.clear();
@@ -280,7 +395,10 @@ STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlShutdown() {
   FakeState& state = State();
   std::lock_guard<std::mutex> lock(state.mu);
   if (state.init_count == 0) return nvml::kErrorUninitialized;
-  if (--state.init_count == 0) ResetLocked(state);
+  if (--state.init_count == 0) {
+    state.leaked_at_last_shutdown = static_cast<int>(state.event_sets.size() + state.gpm_samples.size());
+    ResetLocked(state);
+  }
   return nvml::kSuccess;
 }
 
@@ -433,6 +551,278 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetClockInfo),
                              decltype(nvml::NvmlEntryPoints::nvmlDeviceGetClockInfo)>);
 #endif
 
+#ifndef STEPSCOPE_FAKE_NVML_WITHOUT_DEPTH
+namespace {
+
+// The values of a process for the Nth call, if it is listed then.
+bool Listed(const FakeProcess& process, uint64_t n) {
+  return n >= process.from && (!process.until || n < *process.until);
+}
+
+uint64_t At(const std::vector<uint64_t>& values, uint64_t n) {
+  return values[n < values.size() ? n : values.size() - 1];
+}
+
+// A call that answered INSUFFICIENT_SIZE does not count (the caller asks again for the same N).
+void UncountLocked(FakeState& state, const char* call, const FakeGpu& gpu) {
+  --state.calls[{call, static_cast<long>(gpu.index)}];
+}
+
+}  // namespace
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(
+    nvmlDevice_t device, unsigned int* info_count, nvml::nvmlProcessInfo_t* infos) {
+  static constexpr char kCall[] = "nvmlDeviceGetComputeRunningProcesses_v3";
+  return DeviceCall(kCall, device, [&](FakeGpu& gpu, uint64_t n) {
+    if (info_count == nullptr) return nvml::kErrorInvalidArgument;
+    if (!gpu.processes) return nvml::kErrorNotSupported;
+    std::vector<const FakeProcess*> listed;
+    for (const FakeProcess& process : *gpu.processes) {
+      if (Listed(process, n)) listed.push_back(&process);
+    }
+    if (listed.size() > *info_count || (!listed.empty() && infos == nullptr)) {
+      *info_count = static_cast<unsigned int>(listed.size());
+      UncountLocked(State(), kCall, gpu);
+      return nvml::kErrorInsufficientSize;
+    }
+    *info_count = static_cast<unsigned int>(listed.size());
+    for (size_t i = 0; i < listed.size(); ++i) {
+      infos[i] = {};
+      infos[i].pid = listed[i]->pid;
+      infos[i].usedGpuMemory = listed[i]->used_memory_bytes.empty() ? nvml::kValueNotAvailable
+                                                                     : At(listed[i]->used_memory_bytes, n);
+      infos[i].gpuInstanceId = infos[i].computeInstanceId = 0xFFFFFFFFu;
+    }
+    return nvml::kSuccess;
+  });
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(
+    nvmlDevice_t device, nvml::nvmlProcessUtilizationSample_t* utilization, unsigned int* process_samples_count,
+    unsigned long long last_seen_timestamp_us) {
+  static constexpr char kCall[] = "nvmlDeviceGetProcessUtilization";
+  return DeviceCall(kCall, device, [&](FakeGpu& gpu, uint64_t n) {
+    if (process_samples_count == nullptr) return nvml::kErrorInvalidArgument;
+    if (!gpu.processes) return nvml::kErrorNotSupported;
+    const unsigned long long stamp_us = (n + 1) * 1000;
+    std::vector<const FakeProcess*> sampled;
+    for (const FakeProcess& process : *gpu.processes) {
+      if (Listed(process, n) && !process.sm_util_pct.empty() && stamp_us > last_seen_timestamp_us) {
+        sampled.push_back(&process);
+      }
+    }
+    if (sampled.empty()) return nvml::kErrorNotFound;
+    if (sampled.size() > *process_samples_count || utilization == nullptr) {
+      *process_samples_count = static_cast<unsigned int>(sampled.size());
+      UncountLocked(State(), kCall, gpu);
+      return nvml::kErrorInsufficientSize;
+    }
+    *process_samples_count = static_cast<unsigned int>(sampled.size());
+    for (size_t i = 0; i < sampled.size(); ++i) {
+      utilization[i] = {};
+      utilization[i].pid = sampled[i]->pid;
+      utilization[i].timeStamp = stamp_us;
+      utilization[i].smUtil = ToUint(At(sampled[i]->sm_util_pct, n));
+    }
+    return nvml::kSuccess;
+  });
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device,
+                                                                    nvml::nvmlPcieUtilCounter_t counter,
+                                                                    unsigned int* value_kb_per_s) {
+  return DeviceCall("nvmlDeviceGetPcieThroughput", device, [&](FakeGpu& gpu, uint64_t n) {
+    if (value_kb_per_s == nullptr) return nvml::kErrorInvalidArgument;
+    if (counter != nvml::kPcieUtilTxBytes && counter != nvml::kPcieUtilRxBytes) return nvml::kErrorInvalidArgument;
+    // Each poll asks for TX then RX: the Nth poll is call 2N and 2N + 1.
+    std::optional<uint64_t> value =
+        ValueAt(gpu, counter == nvml::kPcieUtilTxBytes ? "pcie_tx_kb_per_s" : "pcie_rx_kb_per_s", n / 2);
+    if (!value) return nvml::kErrorNotSupported;
+    *value_kb_per_s = ToUint(*value);
+    return nvml::kSuccess;
+  });
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
+                                                                               unsigned long long* reasons) {
+  return DeviceCall("nvmlDeviceGetCurrentClocksEventReasons", device, [&](FakeGpu& gpu, uint64_t n) {
+    if (reasons == nullptr) return nvml::kErrorInvalidArgument;
+    std::optional<uint64_t> value = ValueAt(gpu, "clock_event_reasons", n);
+    if (!value) return nvml::kErrorNotSupported;
+    *reasons = *value;
+    return nvml::kSuccess;
+  });
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device,
+                                                                    nvml::nvmlMemoryErrorType_t error_type,
+                                                                    nvml::nvmlEccCounterType_t counter_type,
+                                                                    unsigned long long* ecc_counts) {
+  return DeviceCall("nvmlDeviceGetTotalEccErrors", device, [&](FakeGpu& gpu, uint64_t n) {
+    if (ecc_counts == nullptr || counter_type != nvml::kVolatileEcc) return nvml::kErrorInvalidArgument;
+    if (error_type != nvml::kMemoryErrorTypeCorrected && error_type != nvml::kMemoryErrorTypeUncorrected) {
+      return nvml::kErrorInvalidArgument;
+    }
+    // Each poll asks for corrected then uncorrected.
+    std::optional<uint64_t> value =
+        ValueAt(gpu, error_type == nvml::kMemoryErrorTypeCorrected ? "ecc_corrected" : "ecc_uncorrected", n / 2);
+    if (!value) return nvml::kErrorNotSupported;
+    *ecc_counts = *value;
+    return nvml::kSuccess;
+  });
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlEventSetCreate(nvml::nvmlEventSet_t* set) {
+  FakeState& state = State();
+  std::lock_guard<std::mutex> lock(state.mu);
+  if (state.init_count == 0) return nvml::kErrorUninitialized;
+  if (set == nullptr) return nvml::kErrorInvalidArgument;
+  if (nvmlReturn_t rc = CountCallLocked(state, "nvmlEventSetCreate", nullptr, nullptr); rc != nvml::kSuccess) {
+    return rc;
+  }
+  auto event_set = std::make_unique<FakeEventSet>();
+  *set = reinterpret_cast<nvml::nvmlEventSet_t>(event_set.get());
+  state.event_sets[event_set.get()] = std::move(event_set);
+  return nvml::kSuccess;
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long event_types,
+                                                                 nvml::nvmlEventSet_t set) {
+  return DeviceCall("nvmlDeviceRegisterEvents", device, [&](FakeGpu& gpu, uint64_t) {
+    auto it = State().event_sets.find(set);
+    if (it == State().event_sets.end()) return nvml::kErrorInvalidArgument;
+    if (!gpu.xid_events || (event_types & nvml::kEventTypeXidCriticalError) == 0) return nvml::kErrorNotSupported;
+    it->second->gpus.push_back(gpu.index);
+    return nvml::kSuccess;
+  });
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvml::nvmlEventSet_t set, nvml::nvmlEventData_t* data,
+                                                            unsigned int timeout_ms) {
+  FakeState& state = State();
+  std::lock_guard<std::mutex> lock(state.mu);
+  if (state.init_count == 0) return nvml::kErrorUninitialized;
+  auto it = state.event_sets.find(set);
+  if (it == state.event_sets.end() || data == nullptr) return nvml::kErrorInvalidArgument;
+  // The fake never waits: a test that passes a timeout would hang against the real driver.
+  if (timeout_ms != 0) return nvml::kErrorInvalidArgument;
+  if (nvmlReturn_t rc = CountCallLocked(state, "nvmlEventSetWait_v2", nullptr, nullptr); rc != nvml::kSuccess) {
+    return rc;
+  }
+  FakeEventSet& event_set = *it->second;
+  // The earliest pending event: by `at`, then GPU, then script order.
+  const FakeXid* next = nullptr;
+  std::pair<unsigned int, size_t> next_key;
+  for (unsigned int index : event_set.gpus) {
+    const FakeGpu& gpu = *state.gpus[index];
+    for (size_t i = 0; i < gpu.xid_events->size(); ++i) {
+      const FakeXid& xid = (*gpu.xid_events)[i];
+      if (xid.at > event_set.timeouts || event_set.delivered.count({index, i})) continue;
+      if (next == nullptr || xid.at < next->at) {
+        next = &xid;
+        next_key = {index, i};
+      }
+    }
+  }
+  if (next == nullptr) {
+    ++event_set.timeouts;
+    return nvml::kErrorTimeout;
+  }
+  event_set.delivered.insert(next_key);
+  *data = {};
+  data->device = reinterpret_cast<nvmlDevice_t>(state.gpus[next_key.first].get());
+  data->eventType = nvml::kEventTypeXidCriticalError;
+  data->eventData = next->xid;
+  data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
+  return nvml::kSuccess;
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlEventSetFree(nvml::nvmlEventSet_t set) {
+  FakeState& state = State();
+  std::lock_guard<std::mutex> lock(state.mu);
+  if (state.init_count == 0) return nvml::kErrorUninitialized;
+  return state.event_sets.erase(set) ? nvml::kSuccess : nvml::kErrorInvalidArgument;
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device,
+                                                                  nvml::nvmlGpmSupport_t* gpm_support) {
+  return DeviceCall("nvmlGpmQueryDeviceSupport", device, [&](FakeGpu& gpu, uint64_t) {
+    if (gpm_support == nullptr || gpm_support->version != nvml::kGpmSupportVersion) {
+      return nvml::kErrorInvalidArgument;
+    }
+    gpm_support->isSupportedDevice = gpu.values.count("gpm_sm_util_pct") || gpu.values.count("gpm_tensor_util_pct");
+    return nvml::kSuccess;
+  });
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlGpmSampleAlloc(nvml::nvmlGpmSample_t* gpm_sample) {
+  FakeState& state = State();
+  std::lock_guard<std::mutex> lock(state.mu);
+  if (state.init_count == 0) return nvml::kErrorUninitialized;
+  if (gpm_sample == nullptr) return nvml::kErrorInvalidArgument;
+  if (nvmlReturn_t rc = CountCallLocked(state, "nvmlGpmSampleAlloc", nullptr, nullptr); rc != nvml::kSuccess) {
+    return rc;
+  }
+  auto sample = std::make_unique<FakeGpmSample>();
+  *gpm_sample = reinterpret_cast<nvml::nvmlGpmSample_t>(sample.get());
+  state.gpm_samples[sample.get()] = std::move(sample);
+  return nvml::kSuccess;
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlGpmSampleFree(nvml::nvmlGpmSample_t gpm_sample) {
+  FakeState& state = State();
+  std::lock_guard<std::mutex> lock(state.mu);
+  if (state.init_count == 0) return nvml::kErrorUninitialized;
+  return state.gpm_samples.erase(gpm_sample) ? nvml::kSuccess : nvml::kErrorInvalidArgument;
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvml::nvmlGpmSample_t gpm_sample) {
+  return DeviceCall("nvmlGpmSampleGet", device, [&](FakeGpu& gpu, uint64_t) {
+    auto it = State().gpm_samples.find(gpm_sample);
+    if (it == State().gpm_samples.end()) return nvml::kErrorInvalidArgument;
+    it->second->gpu = &gpu;
+    return nvml::kSuccess;
+  });
+}
+
+STEPSCOPE_FAKE_NVML_EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvml::nvmlGpmMetricsGet_t* metrics_get) {
+  FakeState& state = State();
+  std::lock_guard<std::mutex> lock(state.mu);
+  if (state.init_count == 0) return nvml::kErrorUninitialized;
+  if (metrics_get == nullptr || metrics_get->version != nvml::kGpmMetricsGetVersion ||
+      metrics_get->numMetrics > nvml::kGpmMetricMax) {
+    return nvml::kErrorInvalidArgument;
+  }
+  auto first = state.gpm_samples.find(metrics_get->sample1);
+  auto second = state.gpm_samples.find(metrics_get->sample2);
+  if (first == state.gpm_samples.end() || second == state.gpm_samples.end() || first == second ||
+      first->second->gpu == nullptr || first->second->gpu != second->second->gpu) {
+    return nvml::kErrorInvalidArgument;
+  }
+  const FakeGpu& gpu = *static_cast<const FakeGpu*>(second->second->gpu);
+  uint64_t n = 0;
+  if (nvmlReturn_t rc = CountCallLocked(state, "nvmlGpmMetricsGet", &gpu, &n); rc != nvml::kSuccess) return rc;
+  for (unsigned int i = 0; i < metrics_get->numMetrics; ++i) {
+    nvml::nvmlGpmMetric_t& metric = metrics_get->metrics[i];
+    const char* field = metric.metricId == nvml::kGpmMetricSmUtil          ? "gpm_sm_util_pct"
+                        : metric.metricId == nvml::kGpmMetricAnyTensorUtil ? "gpm_tensor_util_pct"
+                                                                           : "";
+    std::optional<uint64_t> value = ValueAt(gpu, field, n);
+    metric.nvmlReturn = value ? nvml::kSuccess : nvml::kErrorNotSupported;
+    metric.value = value ? static_cast<double>(*value) : 0.0;
+  }
+  return nvml::kSuccess;
+}
+#endif  // STEPSCOPE_FAKE_NVML_WITHOUT_DEPTH
+
+// Test probe, not an NVML symbol: event sets and GPM samples that were still allocated when
+// NVML was last shut down (the code under test must free what it allocates).
+STEPSCOPE_FAKE_NVML_EXPORT int StepscopeFakeNvmlLeakedAtLastShutdown() {
+  FakeState& state = State();
+  std::lock_guard<std::mutex> lock(state.mu);
+  return state.leaked_at_last_shutdown;
+}
+
 // Test probe, not an NVML symbol: how many nvmlInit_v2 calls are not yet matched by
 // nvmlShutdown. Lets tests check that the loader shuts NVML down.
 STEPSCOPE_FAKE_NVML_EXPORT int StepscopeFakeNvmlInitCount() {
@@ -455,3 +845,19 @@ STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlDeviceGetUtilizationRates);
 STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlDeviceGetMemoryInfo);
 STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlDeviceGetPowerUsage);
 STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlDeviceGetTemperature);
+#ifndef STEPSCOPE_FAKE_NVML_WITHOUT_DEPTH
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlDeviceGetComputeRunningProcesses_v3);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlDeviceGetProcessUtilization);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlDeviceGetPcieThroughput);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlDeviceGetCurrentClocksEventReasons);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlDeviceGetTotalEccErrors);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlEventSetCreate);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlDeviceRegisterEvents);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlEventSetWait_v2);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlEventSetFree);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlGpmQueryDeviceSupport);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlGpmSampleAlloc);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlGpmSampleFree);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlGpmSampleGet);
+STEPSCOPE_FAKE_NVML_CHECK_SIGNATURE(nvmlGpmMetricsGet);
+#endif

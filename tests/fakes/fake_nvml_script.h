@@ -1,9 +1,9 @@
 // Test helpers for the fake NVML (fake_nvml.cc): write a script and point the fake at it, and
 // peek at the fake's init count.
 //
-// Link stepscope::fake_nvml_testing to get this header, the fake's absolute paths
-// (STEPSCOPE_FAKE_NVML_PATH, STEPSCOPE_FAKE_NVML_NO_CLOCK_INFO_PATH) and a build dependency on
-// both fakes. Threading: tests only; setenv is not thread-safe, so set scripts before loading.
+// Link stepscope::fake_nvml_testing to get this header, the fakes' absolute paths
+// (STEPSCOPE_FAKE_NVML_PATH, STEPSCOPE_FAKE_NVML_NO_CLOCK_INFO_PATH,
+// STEPSCOPE_FAKE_NVML_BASIC_PATH) and a build dependency on the fakes. Threading: tests only; setenv is not thread-safe, so set scripts before loading.
 #pragma once
 
 #include <dlfcn.h>
@@ -18,6 +18,8 @@ namespace stepscope::testing {
 
 inline const char* FakeNvmlPath() { return STEPSCOPE_FAKE_NVML_PATH; }
 inline const char* FakeNvmlWithoutClockInfoPath() { return STEPSCOPE_FAKE_NVML_NO_CLOCK_INFO_PATH; }
+// The fake without any optional entry point (an old driver).
+inline const char* FakeNvmlBasicPath() { return STEPSCOPE_FAKE_NVML_BASIC_PATH; }
 
 // Writes `json` to a fresh temporary file and sets STEPSCOPE_FAKE_NVML_SCRIPT to it; both are
 // undone on destruction. The fake reads the script at its next first nvmlInit_v2.
@@ -57,6 +59,7 @@ class FakeNvmlProbe {
   FakeNvmlProbe() : library_(dlopen(FakeNvmlPath(), RTLD_NOW | RTLD_LOCAL)) {
     if (library_) {
       init_count_ = reinterpret_cast<int (*)()>(dlsym(library_, "StepscopeFakeNvmlInitCount"));
+      leaked_ = reinterpret_cast<int (*)()>(dlsym(library_, "StepscopeFakeNvmlLeakedAtLastShutdown"));
     }
   }
   ~FakeNvmlProbe() {
@@ -65,13 +68,16 @@ class FakeNvmlProbe {
   FakeNvmlProbe(const FakeNvmlProbe&) = delete;
   FakeNvmlProbe& operator=(const FakeNvmlProbe&) = delete;
 
-  bool ok() const { return init_count_ != nullptr; }
+  bool ok() const { return init_count_ != nullptr && leaked_ != nullptr; }
   // nvmlInit_v2 calls not yet matched by nvmlShutdown; -1 if the probe failed to load.
   int InitCount() const { return init_count_ ? init_count_() : -1; }
+  // Event sets and GPM samples not freed before the last nvmlShutdown; -1 if the probe failed.
+  int LeakedAtLastShutdown() const { return leaked_ ? leaked_() : -1; }
 
  private:
   void* library_ = nullptr;
   int (*init_count_)() = nullptr;
+  int (*leaked_)() = nullptr;
 };
 
 }  // namespace stepscope::testing

@@ -37,6 +37,15 @@ Status Resolve(void* library, const std::string& library_path, const char* symbo
   return OkStatus();
 }
 
+// dlsym of an optional entry point: a missing one leaves the slot null and is named in `missing`.
+template <typename Fn>
+void ResolveOptional(void* library, const char* symbol, Fn* slot, std::vector<std::string>& missing) {
+  dlerror();
+  void* address = dlsym(library, symbol);
+  *slot = reinterpret_cast<Fn>(address);
+  if (address == nullptr) missing.emplace_back(symbol);
+}
+
 // NVML writes a NUL-terminated string into `buffer`; never trust that it did.
 std::string FromBuffer(const char* buffer, size_t size) {
   return std::string(buffer, strnlen(buffer, size));
@@ -98,6 +107,25 @@ Status NvmlLoader::ResolveEntryPoints() {
       Resolve(library_, p, "nvmlDeviceGetTemperature", &e.nvmlDeviceGetTemperature));
   STEPSCOPE_RETURN_IF_ERROR(
       Resolve(library_, p, "nvmlDeviceGetClockInfo", &e.nvmlDeviceGetClockInfo));
+
+  std::vector<std::string>& m = missing_optional_;
+  ResolveOptional(library_, "nvmlDeviceGetComputeRunningProcesses_v3", &e.nvmlDeviceGetComputeRunningProcesses_v3, m);
+  ResolveOptional(library_, "nvmlDeviceGetComputeRunningProcesses_v2", &e.nvmlDeviceGetComputeRunningProcesses_v2, m);
+  ResolveOptional(library_, "nvmlDeviceGetProcessUtilization", &e.nvmlDeviceGetProcessUtilization, m);
+  ResolveOptional(library_, "nvmlDeviceGetPcieThroughput", &e.nvmlDeviceGetPcieThroughput, m);
+  ResolveOptional(library_, "nvmlDeviceGetCurrentClocksEventReasons", &e.nvmlDeviceGetCurrentClocksEventReasons, m);
+  ResolveOptional(library_, "nvmlDeviceGetCurrentClocksThrottleReasons", &e.nvmlDeviceGetCurrentClocksThrottleReasons,
+                  m);
+  ResolveOptional(library_, "nvmlDeviceGetTotalEccErrors", &e.nvmlDeviceGetTotalEccErrors, m);
+  ResolveOptional(library_, "nvmlEventSetCreate", &e.nvmlEventSetCreate, m);
+  ResolveOptional(library_, "nvmlDeviceRegisterEvents", &e.nvmlDeviceRegisterEvents, m);
+  ResolveOptional(library_, "nvmlEventSetWait_v2", &e.nvmlEventSetWait_v2, m);
+  ResolveOptional(library_, "nvmlEventSetFree", &e.nvmlEventSetFree, m);
+  ResolveOptional(library_, "nvmlGpmQueryDeviceSupport", &e.nvmlGpmQueryDeviceSupport, m);
+  ResolveOptional(library_, "nvmlGpmSampleAlloc", &e.nvmlGpmSampleAlloc, m);
+  ResolveOptional(library_, "nvmlGpmSampleFree", &e.nvmlGpmSampleFree, m);
+  ResolveOptional(library_, "nvmlGpmSampleGet", &e.nvmlGpmSampleGet, m);
+  ResolveOptional(library_, "nvmlGpmMetricsGet", &e.nvmlGpmMetricsGet, m);
   return OkStatus();
 }
 

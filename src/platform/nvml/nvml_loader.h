@@ -1,5 +1,6 @@
 // Loads NVML at run time: dlopen of libnvidia-ml, dlsym of every entry point in
-// NvmlEntryPoints, nvmlInit_v2, then the driver version and each GPU's handle and name.
+// NvmlEntryPoints (a missing optional one is only noted), nvmlInit_v2, then the driver version
+// and each GPU's handle and name.
 //
 // stepscope is never linked against NVML, so it starts on machines without a driver; there
 // Load() fails with kUnavailable and a message saying GPU metrics are off (see
@@ -52,6 +53,9 @@ class NvmlLoader {
   const std::string& library_path() const { return library_path_; }
   // e.g. "550.54.15"; "unknown" when nvmlSystemGetDriverVersion fails.
   const std::string& driver_version() const { return driver_version_; }
+  // The optional entry points (nvml_entry_points.h) the library lacks, in resolution order;
+  // their table slots are null and NvmlGpuSource leaves the metrics they feed out.
+  const std::vector<std::string>& missing_optional() const { return missing_optional_; }
   // In NVML index order; gpus()[i].index == i.
   const std::vector<NvmlGpu>& gpus() const { return gpus_; }
 
@@ -68,6 +72,7 @@ class NvmlLoader {
   nvml::NvmlEntryPoints entry_points_;
   std::string driver_version_;
   std::vector<NvmlGpu> gpus_;
+  std::vector<std::string> missing_optional_;
 };
 
 }  // namespace stepscope

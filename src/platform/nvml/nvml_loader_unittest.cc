@@ -175,5 +175,41 @@ TEST(NvmlLoaderTest, BadScriptFailsInitLoudly) {
               HasSubstr("nvmlInit_v2 failed with NVML error 999 (Unknown Error)"));
 }
 
+TEST(NvmlLoaderTest, ResolvesEveryOptionalEntryPointOfACompleteLibrary) {
+  ScopedFakeNvmlScript script(kTwoGpus);
+  ASSERT_TRUE(script.ok());
+  auto nvml = NvmlLoader::Load(FakeNvmlPath());
+  ASSERT_TRUE(nvml.ok()) << nvml.status().message();
+  const nvml::NvmlEntryPoints& e = (*nvml)->entry_points();
+  EXPECT_NE(e.nvmlDeviceGetComputeRunningProcesses_v3, nullptr);
+  EXPECT_NE(e.nvmlDeviceGetProcessUtilization, nullptr);
+  EXPECT_NE(e.nvmlDeviceGetPcieThroughput, nullptr);
+  EXPECT_NE(e.nvmlDeviceGetCurrentClocksEventReasons, nullptr);
+  EXPECT_NE(e.nvmlDeviceGetTotalEccErrors, nullptr);
+  EXPECT_NE(e.nvmlEventSetWait_v2, nullptr);
+  EXPECT_NE(e.nvmlGpmMetricsGet, nullptr);
+  // The fake exports only the current names: the deprecated aliases are missing and named.
+  EXPECT_EQ(e.nvmlDeviceGetComputeRunningProcesses_v2, nullptr);
+  EXPECT_EQ(e.nvmlDeviceGetCurrentClocksThrottleReasons, nullptr);
+  EXPECT_THAT((*nvml)->missing_optional(),
+              ::testing::ElementsAre("nvmlDeviceGetComputeRunningProcesses_v2",
+                                     "nvmlDeviceGetCurrentClocksThrottleReasons"));
+}
+
+TEST(NvmlLoaderTest, LibraryWithoutOptionalEntryPointsStillLoads) {
+  ScopedFakeNvmlScript script(kTwoGpus);
+  ASSERT_TRUE(script.ok());
+  auto nvml = NvmlLoader::Load(testing::FakeNvmlBasicPath());
+  ASSERT_TRUE(nvml.ok()) << nvml.status().message();
+  EXPECT_EQ((*nvml)->gpus().size(), 2u);
+  const nvml::NvmlEntryPoints& e = (*nvml)->entry_points();
+  EXPECT_NE(e.nvmlDeviceGetClockInfo, nullptr);
+  EXPECT_EQ(e.nvmlDeviceGetPcieThroughput, nullptr);
+  EXPECT_EQ(e.nvmlGpmMetricsGet, nullptr);
+  EXPECT_EQ(e.nvmlEventSetWait_v2, nullptr);
+  EXPECT_EQ((*nvml)->missing_optional().size(), 16u);
+  EXPECT_THAT((*nvml)->missing_optional(), ::testing::Contains("nvmlDeviceGetTotalEccErrors"));
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -26,6 +26,7 @@
 #include "platform/perf/perf_event_probe.h"
 #include "sampler/linux_sources.h"
 #include "sampler/nvml_gpu_source.h"
+#include "sampler/process_tree_source.h"
 #include "sampler/system_sampler.h"
 #include "store/stream_reader.h"
 
@@ -204,8 +205,24 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
     std::fprintf(stderr, "stepscope: %.*s metrics: %s\n", static_cast<int>(source.size()), source.data(),
                  status.message().c_str());
   });
-  for (auto& source : CreateLinuxSources(fs, source_options)) sampler.AddSource(std::move(source));
-  if (nvml.ok()) sampler.AddSource(std::make_unique<NvmlGpuSource>(std::move(*nvml)));
+  const ProcessTreeSource* job_tree = nullptr;
+  for (auto& source : CreateLinuxSources(fs, source_options)) {
+    if (const auto* tree = dynamic_cast<const ProcessTreeSource*>(source.get())) job_tree = tree;
+    sampler.AddSource(std::move(source));
+  }
+  const NvmlGpuSource* gpu_source = nullptr;  // owned by the sampler
+  if (nvml.ok()) {
+    auto source = std::make_unique<NvmlGpuSource>(std::move(*nvml));
+    // Per-process GPU metrics for the job's processes only. The tree source is polled before
+    // it on the same sampler thread, and both live as long as the sampler.
+    if (job_tree != nullptr) {
+      source->SetJobPidFilter([job_tree](uint32_t pid) {
+        return pid <= static_cast<uint32_t>(INT32_MAX) && job_tree->IsMember(static_cast<int32_t>(pid));
+      });
+    }
+    gpu_source = source.get();
+    sampler.AddSource(std::move(source));
+  }
   if (Status status = sampler.Start(); !status.ok()) PrintError("system metrics are off: " + status.message());
 
   // `stepscope ctl` changes: the watcher owns the manifest until Stop() (the main thread only
@@ -228,6 +245,9 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   control_watcher.Stop();
   const int64_t end_realtime_ns = static_cast<int64_t>(RealtimeNowNs());
   sampler.Stop();
+  // What NVML left out is known once the sampler has polled (an unsupported reading shows at
+  // its first call).
+  if (gpu_source != nullptr) manifest.capabilities.gpu_metrics_absent = gpu_source->AbsentMetrics();
   Status finished = (*sink)->Finish();
   if (!finished.ok()) PrintError("writing the last system samples failed: " + finished.message());
   const uint64_t samples_written = (*sink)->samples_written();

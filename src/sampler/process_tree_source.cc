@@ -64,6 +64,11 @@ uint64_t ProcessTreeSource::EstimateUnbaselinedTicks(const std::vector<const Pid
   return static_cast<uint64_t>(ticks + 0.5);
 }
 
+bool ProcessTreeSource::IsMember(int32_t pid) const {
+  auto known = known_.find(pid);
+  return known != known_.end() && known->second.member;
+}
+
 Status ProcessTreeSource::Poll(uint64_t monotonic_ns, std::vector<MetricSample>& out) {
   const bool first_poll = polls_ == 0;
   const bool full_scan = first_poll || monotonic_ns - last_full_scan_ns_ >= kFullScanPeriodNs;

@@ -57,6 +57,10 @@ class ProcessTreeSource : public MetricSource {
   // problem is returned after the samples are appended, so the metrics survive one odd file.
   Status Poll(uint64_t monotonic_ns, std::vector<MetricSample>& out) override;
 
+  // Whether `pid` was in the job's tree at the last poll. For sources polled after this one on
+  // the same sampler thread (NvmlGpuSource keeps per-process GPU metrics of these pids only).
+  bool IsMember(int32_t pid) const;
+
  private:
   // What the source knows about a pid from the listings and its last reading.
   struct Known {

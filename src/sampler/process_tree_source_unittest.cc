@@ -84,6 +84,21 @@ TEST_F(ProcessTreeSourceTest, ExitedProcessesLeaveTheTree) {
   EXPECT_DOUBLE_EQ(second["process/cpu_pct"], 305.0);
 }
 
+TEST_F(ProcessTreeSourceTest, IsMemberNamesTheTreeOfTheLastPoll) {
+  ProcessTreeSource source(fs_, 100, kHost);
+  EXPECT_FALSE(source.IsMember(100));  // nothing read yet
+  PollWith(source, Stat(1, 0, 0, 0, 1, 0) + Stat(100, 1, 5, 0, 500, 1) + Stat(101, 100, 1, 0, 510, 1) +
+                       Stat(200, 1, 1, 0, 520, 1),
+           kSecondNs);
+  EXPECT_TRUE(source.IsMember(100));
+  EXPECT_TRUE(source.IsMember(101));
+  EXPECT_FALSE(source.IsMember(200));  // another process on the host
+  EXPECT_FALSE(source.IsMember(1));
+  PollWith(source, Stat(1, 0, 0, 0, 1, 0) + Stat(100, 1, 6, 0, 500, 1) + Stat(200, 1, 1, 0, 520, 1), 2 * kSecondNs);
+  EXPECT_TRUE(source.IsMember(100));
+  EXPECT_FALSE(source.IsMember(101));  // exited
+}
+
 TEST_F(ProcessTreeSourceTest, AForkedWorkerCountsWithAllItsTimeAndARecycledPidIsNew) {
   ProcessTreeSource source(fs_, 100, kHost);
   PollWith(source,

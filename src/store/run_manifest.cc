@@ -44,6 +44,9 @@ ManifestCapabilities CapabilitiesFromJson(const nlohmann::json& json) {
   c.gpu_available = JsonBool(gpu, "available", false);
   c.gpu_reason = JsonString(gpu, "reason");
   c.gpu_driver_version = JsonString(gpu, "driver_version");
+  for (const nlohmann::json& entry : JsonArray(gpu, "metrics_absent")) {
+    if (entry.is_string()) c.gpu_metrics_absent.push_back(entry.get<std::string>());
+  }
   // Entries are GPU names; objects {name, memory_total_bytes} are read too.
   for (const nlohmann::json& entry : JsonArray(gpu, "gpus")) {
     if (entry.is_string()) {
@@ -83,9 +86,12 @@ nlohmann::json CapabilitiesToJson(const ManifestCapabilities& c) {
       gpus.push_back(c.gpus[i]);
     }
   }
+  nlohmann::json gpu = {{"available", c.gpu_available}, {"reason", c.gpu_reason},
+                        {"driver_version", c.gpu_driver_version}, {"gpus", gpus}};
+  // Only where NVML left some metric out, so runs without the deeper readings read as before.
+  if (!c.gpu_metrics_absent.empty()) gpu["metrics_absent"] = c.gpu_metrics_absent;
   return {
-      {"gpu", {{"available", c.gpu_available}, {"reason", c.gpu_reason}, {"driver_version", c.gpu_driver_version},
-               {"gpus", gpus}}},
+      {"gpu", std::move(gpu)},
       {"nvml", {{"available", c.nvml_available}, {"reason", c.nvml_reason}}},
       {"cupti", {{"library_found", c.cupti_library_found}, {"library", c.cupti_library}, {"version", c.cupti_version},
                  {"usable", c.cupti_usable}, {"reason", c.cupti_reason}, {"tracing", c.gpu_tracing},

@@ -38,6 +38,9 @@ struct ManifestCapabilities {
   std::string gpu_driver_version;
   std::vector<std::string> gpus;          // GPU names
   std::vector<int64_t> gpu_memory_bytes;  // per GPU when the launcher knew it, else empty
+  // The GPU metrics NVML left out and why, one sentence each (NvmlGpuSource::AbsentMetrics():
+  // a driver without the entry point, a GPU that does not support it); "metrics_absent".
+  std::vector<std::string> gpu_metrics_absent;
   bool nvml_available = false;
   std::string nvml_reason;
   bool cupti_library_found = false;

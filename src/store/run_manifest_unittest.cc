@@ -63,6 +63,17 @@ TEST(RunManifestTest, WhatTheWriterWritesTheReaderReadsBack) {
   EXPECT_EQ(ManifestText(*read), ManifestText(written));
 }
 
+TEST(RunManifestTest, AbsentGpuMetricsAreKeptAndLeftOutWhenNone) {
+  RunManifest written = FinishedManifest();
+  EXPECT_EQ(ManifestText(written).find("metrics_absent"), std::string::npos);
+  written.capabilities.gpu_metrics_absent = {"gpu0 (H100): ECC error counts absent: not supported",
+                                             "Xid error events absent: no event functions"};
+  auto read = ParseRunManifest(ManifestText(written), "manifest.json");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->capabilities.gpu_metrics_absent, written.capabilities.gpu_metrics_absent);
+  EXPECT_EQ(ManifestText(*read), ManifestText(written));
+}
+
 TEST(RunManifestTest, TheIntervalInForceFollowsAppliedControlEntriesOnly) {
   RunManifest m = FinishedManifest();
   m.interval_ns = 500'000'000;

@@ -96,6 +96,56 @@ std::string MetricForSeriesKey(std::string_view type, std::string_view name, std
   return std::string();
 }
 
+GpuMetricParts ParseGpuMetric(std::string_view metric) {
+  GpuMetricParts parts;
+  if (!metric.starts_with("gpu/")) return parts;
+  std::string_view rest = metric.substr(4);
+  const size_t slash = rest.find('/');
+  if (slash == std::string_view::npos) return parts;
+  const int gpu = DeviceIndex(rest.substr(0, slash), "gpu");
+  if (gpu < 0) return parts;
+  rest = rest.substr(slash + 1);
+  int64_t pid = -1;
+  if (const size_t next = rest.find('/'); next != std::string_view::npos) {
+    const std::string_view process = rest.substr(0, next);
+    // "pid" and at most ten digits; anything else is not a shape stepscope writes.
+    if (!process.starts_with("pid") || process.size() == 3 || process.size() > 13) return parts;
+    pid = 0;
+    for (char c : process.substr(3)) {
+      if (c < '0' || c > '9') return parts;
+      pid = pid * 10 + (c - '0');
+    }
+    rest = rest.substr(next + 1);
+  }
+  if (rest.empty() || rest.find('/') != std::string_view::npos) return parts;
+  parts.gpu = gpu;
+  parts.pid = pid;
+  parts.leaf = rest;
+  return parts;
+}
+
+std::span<const GpuThrottleReason> GpuThrottleReasons() {
+  static constexpr GpuThrottleReason kReasons[] = {
+      {"power_cap", "power cap", true, false},
+      {"hw_slowdown", "HW slowdown", true, true},
+      {"sw_thermal", "SW thermal slowdown", true, false},
+      {"hw_thermal", "HW thermal slowdown", true, true},
+      {"hw_power_brake", "HW power brake", true, true},
+      {"sync_boost", "sync boost", true, false},
+      {"idle", "idle", false, false},
+      {"app_clocks", "application clocks setting", true, false},
+  };
+  return kReasons;
+}
+
+const GpuThrottleReason* FindGpuThrottleReason(std::string_view leaf) {
+  if (leaf.starts_with("throttle_")) leaf.remove_prefix(9);
+  for (const GpuThrottleReason& reason : GpuThrottleReasons()) {
+    if (reason.leaf == leaf) return &reason;
+  }
+  return nullptr;
+}
+
 bool IsStepscopeOwnEventName(std::string_view name) {
   return name.starts_with("DetailWindow") || name.starts_with("Lifecycle:") || name == "Control";
 }

@@ -12,6 +12,8 @@
 // never dropped, and never mistaken for a SageMaker series.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -42,6 +44,30 @@ std::string MetricForSeriesKey(std::string_view type, std::string_view name, std
 // "cpu12" -> 12 for prefix "cpu"; -1 when `name` is not the prefix followed by at most six
 // digits ("cpu", "cpux", "total"). Device series are named so in the store and in SageMaker data.
 int DeviceIndex(std::string_view name, std::string_view prefix);
+
+// A GPU metric's parts: "gpu/gpu3/throttle_power_cap" -> {3, -1, "throttle_power_cap"};
+// "gpu/gpu0/pid4242/sm_util_pct" -> {0, 4242, "sm_util_pct"}. gpu is -1 when `metric` is not a
+// GPU metric in those two shapes. The views point into `metric`.
+struct GpuMetricParts {
+  int gpu = -1;
+  int64_t pid = -1;  // the process of a per-process metric, else -1
+  std::string_view leaf;
+};
+GpuMetricParts ParseGpuMetric(std::string_view metric);
+
+// A GPU clock throttle (clock event) reason as the NVML source records it: the series
+// gpu/gpuN/throttle_<leaf> is 1 while the reason holds the clocks down, 0 otherwise
+// (docs/formats.md; the sampler's kThrottleReasons maps NVML's bits onto the same leaves).
+struct GpuThrottleReason {
+  std::string_view leaf;      // "power_cap"
+  std::string_view label;     // "power cap", for sentences
+  bool slowdown;              // false for idle: clocks down because there is no work
+  bool hardware;              // a protective hardware slowdown (HW slowdown, HW thermal, power brake)
+};
+// Every reason, in the sampler's order; nullptr from FindGpuThrottleReason for an unknown leaf
+// (given with or without the "throttle_" prefix).
+std::span<const GpuThrottleReason> GpuThrottleReasons();
+const GpuThrottleReason* FindGpuThrottleReason(std::string_view leaf);
 
 // Whether an event name is one stepscope records about itself: DetailWindow:<kind>,
 // DetailWindowStop, DetailWindowWrite, Lifecycle:*, Control.

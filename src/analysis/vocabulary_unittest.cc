@@ -48,12 +48,38 @@ TEST(Vocabulary, KeepsEveryOtherMetricUnderTypeStepscope) {
        {"cpu/total/util_pct", "cpu/total/iowait_pct", "cpu/cpu0/user_pct", "cpu/cpu0/system_pct", "gpu/gpu0/power_w",
         "gpu/gpu0/temperature_c", "gpu/gpu1/sm_clock_mhz", "gpu/gpu0/memory_used_bytes", "gpu/gpu0/memory_total_bytes",
         "memory/used_bytes", "memory/total_bytes", "disk/read_iops", "process/cpu_pct", "process/rss_bytes",
-        "process/count", "cpu/cpux/util_pct", "cpu/cpu/util_pct", "cpu/cpu0/util_pct/extra", "gpu/cpu0/util_pct",
+        "process/count", "gpu/gpu0/throttle_power_cap", "gpu/gpu1/pcie_rx_bytes_per_s", "gpu/gpu0/xid",
+        "gpu/gpu0/ecc_uncorrected_errors", "gpu/gpu0/pid4242/sm_util_pct", "cpu/cpux/util_pct", "cpu/cpu/util_pct", "cpu/cpu0/util_pct/extra", "gpu/cpu0/util_pct",
         "custom"}) {
     const SeriesKey key = SeriesKeyForMetric(metric);
     EXPECT_EQ(key, (SeriesKey{"stepscope", metric, ""})) << metric;
     EXPECT_EQ(MetricForSeriesKey(key.type, key.name, key.dimension), metric) << metric;
   }
+}
+
+TEST(Vocabulary, ParsesGpuMetricsWithAndWithoutAProcess) {
+  const GpuMetricParts throttle = ParseGpuMetric("gpu/gpu12/throttle_hw_thermal");
+  EXPECT_EQ(throttle.gpu, 12);
+  EXPECT_EQ(throttle.pid, -1);
+  EXPECT_EQ(throttle.leaf, "throttle_hw_thermal");
+  const GpuMetricParts process = ParseGpuMetric("gpu/gpu1/pid4242/memory_used_bytes");
+  EXPECT_EQ(process.gpu, 1);
+  EXPECT_EQ(process.pid, 4242);
+  EXPECT_EQ(process.leaf, "memory_used_bytes");
+  for (const char* other : {"cpu/cpu0/util_pct", "gpu/total/util_pct", "gpu/gpu0", "gpu/gpu0/", "gpu/gpu0/pid/x",
+                            "gpu/gpu0/pidx1/x", "gpu/gpu0/pid1/x/y", "gpu/gpu0/proc1/x", "gpu//util_pct"}) {
+    EXPECT_EQ(ParseGpuMetric(other).gpu, -1) << other;
+  }
+}
+
+TEST(Vocabulary, KnowsEveryThrottleReasonAndWhichAreSlowdowns) {
+  ASSERT_EQ(GpuThrottleReasons().size(), 8u);
+  ASSERT_NE(FindGpuThrottleReason("throttle_power_cap"), nullptr);
+  EXPECT_EQ(FindGpuThrottleReason("power_cap")->label, "power cap");
+  EXPECT_TRUE(FindGpuThrottleReason("hw_thermal")->hardware);
+  EXPECT_FALSE(FindGpuThrottleReason("throttle_idle")->slowdown);
+  EXPECT_TRUE(FindGpuThrottleReason("sync_boost")->slowdown);
+  EXPECT_EQ(FindGpuThrottleReason("throttle_unknown"), nullptr);
 }
 
 TEST(Vocabulary, KeysStepscopeNeverWritesHaveNoMetricName) {

@@ -60,7 +60,8 @@ struct ThrottleReason {
   std::string_view leaf;
 };
 // The reasons recorded, in metric order. Idle and application clocks are recorded too, though
-// they are not a slowdown the user needs to fix (the rules leave them out).
+// idle is not a slowdown (the rules leave it out). The leaves are stored metric names: the
+// analysis reads them through analysis/vocabulary.h's GpuThrottleReasons(), same order.
 inline constexpr std::array<ThrottleReason, 8> kThrottleReasons = {{
     {nvml::kClocksEventReasonSwPowerCap, "power_cap"},
     {nvml::kClocksThrottleReasonHwSlowdown, "hw_slowdown"},

@@ -34,6 +34,8 @@ std::unique_ptr<Rule> MakeSyncHeavyRule();
 std::unique_ptr<Rule> MakeMemoryNearCapacityRule();
 std::unique_ptr<Rule> MakeStragglerRule();
 std::unique_ptr<Rule> MakeRightSizingRule();
+std::unique_ptr<Rule> MakeGpuThrottlingRule();
+std::unique_ptr<Rule> MakeGpuErrorsRule();
 
 struct RuleFactory {
   std::string_view name;

@@ -20,6 +20,8 @@ target_sources(stepscope_rules PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/memory_near_capacity_rule.cc
   ${CMAKE_CURRENT_LIST_DIR}/straggler_rule.cc
   ${CMAKE_CURRENT_LIST_DIR}/right_sizing_rule.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_throttling_rule.cc
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_errors_rule.cc
 )
 # A price catalogue may be TOML (run_cost.h LoadPriceCatalog).
 find_path(STEPSCOPE_RULES_TOML_INCLUDE_DIR toml++/toml.h REQUIRED)
@@ -28,6 +30,7 @@ stepscope_add_unittest(native_rules_unittests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/native_rules_unittest.cc ${CMAKE_CURRENT_LIST_DIR}/run_cost_unittest.cc
           ${CMAKE_CURRENT_LIST_DIR}/instance_catalog_unittest.cc ${CMAKE_CURRENT_LIST_DIR}/instance_fit_unittest.cc
           ${CMAKE_CURRENT_LIST_DIR}/gpu_rules_unittest.cc ${CMAKE_CURRENT_LIST_DIR}/gpu_architecture_unittest.cc
+          ${CMAKE_CURRENT_LIST_DIR}/gpu_health_rules_unittest.cc
   LIBS stepscope::rules)
 # The GPU rules on real PyTorch profiler traces, through the Kineto importer (a test-only link).
 stepscope_add_unittest(gpu_rules_kineto_test

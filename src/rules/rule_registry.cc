@@ -38,6 +38,8 @@ std::span<const RuleFactory> BuiltinRules() {
       {"MemoryNearCapacity", &MakeMemoryNearCapacityRule, false},
       {"Straggler", &MakeStragglerRule, false},
       {"RightSizing", &MakeRightSizingRule, false},
+      {"GPUThrottling", &MakeGpuThrottlingRule, false},
+      {"GPUErrors", &MakeGpuErrorsRule, false},
   };
   return kRules;
 }

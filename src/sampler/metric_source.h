@@ -13,6 +13,9 @@
 //   gpu/<gpuN>/util_pct  gpu/<gpuN>/memory_used_bytes  gpu/<gpuN>/memory_total_bytes
 //   gpu/<gpuN>/memory_used_pct  gpu/<gpuN>/power_w  gpu/<gpuN>/temperature_c
 //   gpu/<gpuN>/sm_clock_mhz
+//   gpu/<gpuN>/{pcie_tx_bytes_per_s,pcie_rx_bytes_per_s,throttle_<reason>,ecc_corrected_errors,
+//       ecc_uncorrected_errors,xid,sm_activity_pct,tensor_activity_pct}
+//   gpu/<gpuN>/pid<P>/{sm_util_pct,memory_used_bytes}   (where NVML offers them: nvml_gpu_source.h)
 //   process/cpu_pct  process/rss_bytes  process/count   (the job's process tree)
 #pragma once
 

@@ -159,14 +159,19 @@ def training_events(start_s, steps, step_us, rng, gpus=0, outliers=(), dataloade
 
 
 def make_case(out_dir, name, nodes, seconds, interval_s=2.0, events=None, parameters=None, skip=None,
-              seed=1):
+              seed=1, extra_records=None):
+    """extra_records: {node: [(t_s, type, name, dimension, value)]} merged by time into the node's
+    system records (stepscope's own series, such as the NVML depth metrics)."""
     rng = random.Random(seed)
     case = os.path.join(out_dir, name)
     shutil.rmtree(os.path.join(case, "input"), ignore_errors=True)
     os.makedirs(os.path.join(case, "input"))
     root = os.path.join(case, "input")
     for node in nodes:
-        write_system(root, node.name, system_records(node, seconds, interval_s, rng, skip or (lambda t: False)))
+        records = system_records(node, seconds, interval_s, rng, skip or (lambda t: False))
+        if extra_records and node.name in extra_records:
+            records = sorted(records + extra_records[node.name], key=lambda record: record[0])
+        write_system(root, node.name, records)
     for node_name, node_events in (events or {}).items():
         write_pevents(root, node_name, node_events, T0 * 1_000_000)
     write_parameters(case, parameters)
@@ -311,6 +316,46 @@ def dataloader(out):
     make_case(out, "dataloader", [node], 150,
               events={"algo-1": training_events(T0 + 5, 200, 600_000, rng, gpus=1, dataloader=True)},
               parameters={"IOBottleneck": {"patience": 10, "io_threshold": 15}})
+
+
+@case
+def gpu_health(out):
+    # What the NVML source records beyond utilization (issue 15 §3), as stepscope's own series:
+    # gpu0's power cap holds its clocks down while steps 60-139 run 40 % slower (GPUThrottling
+    # ties the two), the GPUs idle with their clocks down (not throttling) before training; gpu1
+    # also reports Xid 79 and Xid 13, one uncorrected and two corrected ECC errors (GPUErrors).
+    # Everything happens before 120 s: the windows after the last full minute are not evaluated.
+    rng = random.Random(22)
+    events = training_events(T0 + 5, 250, 500_000, rng, gpus=2,
+                             step_us_fn=lambda step: 700_000 if 60 <= step < 140 else 500_000)
+    steps = [e for e in events if e["phase"] == "Step:ModeKeys.TRAIN"]
+    capped_from = steps[60]["start_us"] / 1e6
+    capped_to = (steps[139]["start_us"] + steps[139]["dur_us"]) / 1e6
+    reasons = ["power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake", "sync_boost",
+               "idle", "app_clocks"]
+    extra = []
+    for k in range(int(170 / 2.0) + 1):
+        t = T0 + k * 2.0 + 0.001 * (k % 7) + 0.0012
+        for g in range(2):
+            active = set()
+            if t < T0 + 5:
+                active.add("idle")
+            if g == 0 and capped_from <= t <= capped_to:
+                active.add("power_cap")
+            for reason in reasons:
+                extra.append((t, "stepscope", "gpu/gpu%d/throttle_%s" % (g, reason), "",
+                              1 if reason in active else 0))
+            extra.append((t, "stepscope", "gpu/gpu%d/pcie_tx_bytes_per_s" % g, "", 2.5e9 + 1e8 * rng.random()))
+            extra.append((t, "stepscope", "gpu/gpu%d/pcie_rx_bytes_per_s" % g, "", 4.0e9 + 1e8 * rng.random()))
+            extra.append((t, "stepscope", "gpu/gpu%d/ecc_corrected_errors" % g, "",
+                          (4 if t < T0 + 70 else 6) if g == 1 else 0))
+            extra.append((t, "stepscope", "gpu/gpu%d/ecc_uncorrected_errors" % g, "",
+                          1 if g == 1 and t >= T0 + 80 else 0))
+        if k == 25:
+            extra.append((t, "stepscope", "gpu/gpu1/xid", "", 79))
+            extra.append((t, "stepscope", "gpu/gpu1/xid", "", 13))
+    make_case(out, "gpu_health", [Node("algo-1", cores=4, gpus=2)], 170,
+              events={"algo-1": events}, extra_records={"algo-1": extra})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,7 +51,11 @@ std::string FormatRunInfo(const nlohmann::json& info) {
         out << "  gpu tracing: " << tracing;
         if (const std::string why = JsonString(cupti, "tracing_reason"); !why.empty()) out << " (" << why << ")";
       }
-      out << "  perf counters: " << (JsonBool(JsonObject(capabilities, "perf_counters"), "available", false) ? "yes" : "no");
+      const nlohmann::json perf = JsonObject(capabilities, "perf_counters");
+      out << "  perf counters: " << (JsonBool(perf, "available", false) ? "yes" : "no");
+      // What is counted where and why not the rest (runs recorded before stepscope counted
+      // events say only why hardware counters were missing, when they were).
+      if (const std::string why = JsonString(perf, "reason"); !why.empty()) out << "\n           perf: " << why;
     }
     out << "\n";
   }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 
 #include "base/file_system.h"
 #include "launcher/child_process.h"
@@ -23,9 +24,10 @@
 #include "platform/linux/proc_file_system.h"
 #include "platform/nvml/gpu_capability.h"
 #include "platform/nvml/nvml_loader.h"
-#include "platform/perf/perf_event_probe.h"
+#include "platform/perf/perf_counter_set.h"
 #include "sampler/linux_sources.h"
 #include "sampler/nvml_gpu_source.h"
+#include "sampler/perf_counter_source.h"
 #include "sampler/process_tree_source.h"
 #include "sampler/system_sampler.h"
 #include "store/stream_reader.h"
@@ -104,7 +106,7 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   auto nvml = NvmlLoader::Load();
   GpuCapability gpu = DescribeGpuCapability(nvml);
   CuptiCapability cupti = ProbeCupti();
-  PerfCounterCapability perf = ProbePerfCounters();
+  const std::optional<int> perf_paranoid = ReadPerfParanoidLevel(LocalFileSystem());
   store::ManifestCapabilities capabilities;
   capabilities.gpu_available = gpu.available;
   capabilities.gpu_reason = gpu.reason;
@@ -117,9 +119,10 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   capabilities.cupti_version = cupti.version;
   capabilities.cupti_usable = cupti.library_found && gpu.available;
   capabilities.cupti_reason = !cupti.reason.empty() ? cupti.reason : (gpu.available ? "" : "no GPU to trace");
-  capabilities.perf_counters_available = perf.available;
-  capabilities.perf_paranoid = perf.paranoid_level;
-  capabilities.perf_reason = perf.reason;
+  // Counting per CPU may not be permitted while counting the job is: the counters are opened,
+  // and recorded, once the job runs (RecordPerfCounters below).
+  capabilities.perf_paranoid = perf_paranoid.value_or(-1);
+  capabilities.perf_reason = "not opened yet: stepscope run opens the counters once the job has started";
   capabilities.tick_clock = CurrentTickSource() == TickSource::kTsc ? "tsc" : "monotonic_ns";
   // The package this command came with: the job's fallback instrumentation and the GPU tracer.
   const std::string own_package_parent = FindOwnPythonPackageParent();
@@ -192,6 +195,14 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
     return kExitCannotExecute;
   }
   child->ForwardTerminationSignals();
+  // Opened before the job forks DataLoader workers, so that counting the job's processes
+  // (when per CPU is not permitted) inherits into them.
+  PerfCounterOptions perf_options;
+  perf_options.cpus = OnlineCpus(LocalFileSystem());
+  perf_options.job_pid = child->pid();
+  perf_options.paranoid_level = perf_paranoid;
+  PerfCounterSet perf_counters = PerfCounterSet::Open(SystemPerfEventApi(), perf_options);
+  RecordPerfCounters(manifest.capabilities, perf_counters, perf_paranoid);
   RecordChildStarted(manifest, getpid(), child->pid());
   (void)WriteManifest(node_dir, manifest);
 
@@ -223,6 +234,7 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
     gpu_source = source.get();
     sampler.AddSource(std::move(source));
   }
+  if (perf_counters.any_counted()) sampler.AddSource(std::make_unique<PerfCounterSource>(std::move(perf_counters)));
   if (Status status = sampler.Start(); !status.ok()) PrintError("system metrics are off: " + status.message());
 
   // `stepscope ctl` changes: the watcher owns the manifest until Stop() (the main thread only

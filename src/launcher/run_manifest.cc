@@ -58,6 +58,19 @@ void RecordChildStarted(store::RunManifest& manifest, int launcher_pid, int job_
   manifest.status = store::ManifestStatus::kRunning;
 }
 
+void RecordPerfCounters(store::ManifestCapabilities& capabilities, const PerfCounterSet& counters,
+                        std::optional<int> paranoid_level) {
+  capabilities.perf_counters_available = counters.any_counted();
+  capabilities.perf_paranoid = paranoid_level.value_or(-1);
+  capabilities.perf_reason = counters.Summary();
+  capabilities.perf_scope = PerfScopeName(counters.scope());
+  capabilities.perf_events.clear();
+  for (const PerfEventStatus& status : counters.statuses()) {
+    capabilities.perf_events.push_back(
+        {std::string(PerfEventInfoOf(status.event).name), status.counted, status.user_only, status.reason});
+  }
+}
+
 void RecordChildEnded(store::RunManifest& manifest, const ChildExit& exit, int64_t end_realtime_ns) {
   manifest.end_time_ns = end_realtime_ns;
   manifest.status = exit.signaled ? store::ManifestStatus::kKilled : store::ManifestStatus::kExited;

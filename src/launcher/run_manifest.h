@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "base/status.h"
 #include "launcher/child_process.h"
 #include "launcher/run_config.h"
+#include "platform/perf/perf_counter_set.h"
 #include "store/run_manifest.h"
 
 namespace stepscope::launcher {
@@ -33,6 +35,10 @@ struct ManifestStart {
 
 store::RunManifest StartManifest(const ManifestStart& start);
 void RecordChildStarted(store::RunManifest& manifest, int launcher_pid, int job_pid);
+// The CPU performance counters the launcher opened (or could not) once the job started: which
+// events count, on whom, and why the others do not.
+void RecordPerfCounters(store::ManifestCapabilities& capabilities, const PerfCounterSet& counters,
+                        std::optional<int> paranoid_level);
 void RecordChildEnded(store::RunManifest& manifest, const ChildExit& exit, int64_t end_realtime_ns);
 Status WriteManifest(const std::string& node_dir, const store::RunManifest& manifest);
 

@@ -17,6 +17,8 @@
 //       ecc_uncorrected_errors,xid,sm_activity_pct,tensor_activity_pct}
 //   gpu/<gpuN>/pid<P>/{sm_util_pct,memory_used_bytes}   (where NVML offers them: nvml_gpu_source.h)
 //   process/cpu_pct  process/rss_bytes  process/count   (the job's process tree)
+//   perf/<cpuN|total|job>/{cycles_per_s,instructions_per_s,ipc,cache_misses_per_s,...}
+//       (CPU performance counters, perf_counter_source.h)
 #pragma once
 
 #include <cstdint>

@@ -73,6 +73,12 @@ ManifestCapabilities CapabilitiesFromJson(const nlohmann::json& json) {
   c.perf_counters_available = JsonBool(perf, "available", false);
   c.perf_paranoid = JsonInt(perf, "paranoid", 0);
   c.perf_reason = JsonString(perf, "reason");
+  c.perf_scope = JsonString(perf, "scope");
+  for (const nlohmann::json& event : JsonArray(perf, "events")) {
+    if (!event.is_object()) continue;
+    c.perf_events.push_back({JsonString(event, "name"), JsonBool(event, "counted", false),
+                             JsonBool(event, "user_only", false), JsonString(event, "reason")});
+  }
   c.tick_clock = JsonString(json, "tick_clock");
   return c;
 }
@@ -90,14 +96,24 @@ nlohmann::json CapabilitiesToJson(const ManifestCapabilities& c) {
                         {"driver_version", c.gpu_driver_version}, {"gpus", gpus}};
   // Only where NVML left some metric out, so runs without the deeper readings read as before.
   if (!c.gpu_metrics_absent.empty()) gpu["metrics_absent"] = c.gpu_metrics_absent;
+  nlohmann::json perf = {{"available", c.perf_counters_available}, {"paranoid", c.perf_paranoid},
+                         {"reason", c.perf_reason}};
+  if (!c.perf_scope.empty()) {
+    nlohmann::json events = nlohmann::json::array();
+    for (const ManifestCapabilities::PerfEvent& event : c.perf_events) {
+      events.push_back(
+          {{"name", event.name}, {"counted", event.counted}, {"user_only", event.user_only}, {"reason", event.reason}});
+    }
+    perf["scope"] = c.perf_scope;
+    perf["events"] = std::move(events);
+  }
   return {
       {"gpu", std::move(gpu)},
       {"nvml", {{"available", c.nvml_available}, {"reason", c.nvml_reason}}},
       {"cupti", {{"library_found", c.cupti_library_found}, {"library", c.cupti_library}, {"version", c.cupti_version},
                  {"usable", c.cupti_usable}, {"reason", c.cupti_reason}, {"tracing", c.gpu_tracing},
                  {"tracing_reason", c.gpu_tracing_reason}}},
-      {"perf_counters", {{"available", c.perf_counters_available}, {"paranoid", c.perf_paranoid},
-                         {"reason", c.perf_reason}}},
+      {"perf_counters", std::move(perf)},
       {"tick_clock", c.tick_clock},
   };
 }

@@ -52,9 +52,21 @@ struct ManifestCapabilities {
   // and why it is off when it is.
   std::string gpu_tracing;
   std::string gpu_tracing_reason;
+  // CPU performance counters (platform/perf/perf_counter_set.h). available: some event is
+  // counted; paranoid: kernel.perf_event_paranoid (-1 also when unreadable); reason: what is
+  // counted where and why the rest is not, in one line. perf_scope ("per_cpu", "job", "none")
+  // and perf_events are empty in runs recorded before stepscope counted events.
   bool perf_counters_available = false;
   int64_t perf_paranoid = 0;
   std::string perf_reason;
+  std::string perf_scope;
+  struct PerfEvent {
+    std::string name;  // perf's: "cycles", "context-switches", ...
+    bool counted = false;
+    bool user_only = false;  // counted in user space only (kernel.perf_event_paranoid=2)
+    std::string reason;      // why not counted
+  };
+  std::vector<PerfEvent> perf_events;
   std::string tick_clock;  // "tsc" | "monotonic_ns"
 };
 

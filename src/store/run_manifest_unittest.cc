@@ -74,6 +74,23 @@ TEST(RunManifestTest, AbsentGpuMetricsAreKeptAndLeftOutWhenNone) {
   EXPECT_EQ(ManifestText(*read), ManifestText(written));
 }
 
+TEST(RunManifestTest, PerfCounterEventsAreKeptAndLeftOutForRunsThatNeverOpenedThem) {
+  RunManifest written = FinishedManifest();
+  EXPECT_EQ(ManifestText(written).find("\"events\""), std::string::npos);
+  written.capabilities.perf_counters_available = true;
+  written.capabilities.perf_scope = "job";
+  written.capabilities.perf_events = {{"cycles", false, false, "not supported: no PMU"}, {"page-faults", true, true, ""}};
+  auto read = ParseRunManifest(ManifestText(written), "manifest.json");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->capabilities.perf_scope, "job");
+  ASSERT_EQ(read->capabilities.perf_events.size(), 2u);
+  EXPECT_EQ(read->capabilities.perf_events[0].reason, "not supported: no PMU");
+  EXPECT_FALSE(read->capabilities.perf_events[0].counted);
+  EXPECT_TRUE(read->capabilities.perf_events[1].counted);
+  EXPECT_TRUE(read->capabilities.perf_events[1].user_only);
+  EXPECT_EQ(ManifestText(*read), ManifestText(written));
+}
+
 TEST(RunManifestTest, TheIntervalInForceFollowsAppliedControlEntriesOnly) {
   RunManifest m = FinishedManifest();
   m.interval_ns = 500'000'000;

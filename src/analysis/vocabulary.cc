@@ -146,6 +146,17 @@ const GpuThrottleReason* FindGpuThrottleReason(std::string_view leaf) {
   return nullptr;
 }
 
+PerfMetricParts SplitPerfMetric(std::string_view metric) {
+  if (!metric.starts_with(kPerfMetricPrefix)) return {};
+  const std::string_view rest = metric.substr(kPerfMetricPrefix.size());
+  const size_t slash = rest.find('/');
+  if (slash == 0 || slash == std::string_view::npos || slash + 1 == rest.size() ||
+      rest.find('/', slash + 1) != std::string_view::npos) {
+    return {};
+  }
+  return {rest.substr(0, slash), rest.substr(slash + 1)};
+}
+
 bool IsStepscopeOwnEventName(std::string_view name) {
   return name.starts_with("DetailWindow") || name.starts_with("Lifecycle:") || name == "Control";
 }

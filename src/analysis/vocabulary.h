@@ -25,6 +25,29 @@ inline constexpr std::string_view kStepscopeSeriesType = "stepscope";
 // kept in the model for evidence, left out of activity totals by the rules.
 inline constexpr std::string_view kStepscopePhase = "stepscope";
 
+// CPU performance counters (sampler/perf_counter_source.h writes them; docs/formats.md):
+// "perf/<scope>/<leaf>", <scope> = "total" and "cpu<N>" when the node counted per CPU, "job" when
+// it counted the job's process tree. They have no SageMaker counterpart: type "stepscope".
+inline constexpr std::string_view kPerfMetricPrefix = "perf/";
+inline constexpr std::string_view kPerfScopeTotal = "total";
+inline constexpr std::string_view kPerfScopeJob = "job";
+inline constexpr std::string_view kPerfIpc = "ipc";                    // instructions per cycle
+inline constexpr std::string_view kPerfInstructionsPerS = "instructions_per_s";
+inline constexpr std::string_view kPerfCyclesPerS = "cycles_per_s";
+inline constexpr std::string_view kPerfCacheMissesPerS = "cache_misses_per_s";
+inline constexpr std::string_view kPerfBranchMissesPerS = "branch_misses_per_s";
+inline constexpr std::string_view kPerfContextSwitchesPerS = "context_switches_per_s";
+inline constexpr std::string_view kPerfPageFaultsPerS = "page_faults_per_s";
+inline constexpr std::string_view kPerfCpuMigrationsPerS = "cpu_migrations_per_s";
+inline constexpr std::string_view kPerfTaskClockPct = "task_clock_pct";  // job scope: % of one core
+
+// "perf/cpu3/ipc" -> {"cpu3", "ipc"}; empty views when `metric` is not "perf/<scope>/<leaf>".
+struct PerfMetricParts {
+  std::string_view scope;
+  std::string_view leaf;
+};
+PerfMetricParts SplitPerfMetric(std::string_view metric);
+
 struct SeriesKey {
   std::string type;       // "cpu", "gpu", "memory", "i/o", "network", or "stepscope"
   std::string name;       // "cpu3", "MemoryUsedPercent", ...; the metric name for "stepscope"

@@ -112,5 +112,18 @@ TEST(Vocabulary, StepscopesOwnEventsShareThePhaseStepscope) {
   EXPECT_EQ(PhaseForEventName("ControlFlow"), "ControlFlow");
 }
 
+TEST(Vocabulary, KeepsPerfCounterMetricsUnderTypeStepscopeAndSplitsThem) {
+  for (const std::string metric : {"perf/cpu0/ipc", "perf/total/context_switches_per_s", "perf/job/task_clock_pct"}) {
+    EXPECT_EQ(SeriesKeyForMetric(metric), (SeriesKey{"stepscope", metric, ""})) << metric;
+  }
+  const PerfMetricParts parts = SplitPerfMetric("perf/cpu12/ipc");
+  EXPECT_EQ(parts.scope, "cpu12");
+  EXPECT_EQ(parts.leaf, kPerfIpc);
+  EXPECT_EQ(SplitPerfMetric("perf/job/page_faults_per_s").scope, kPerfScopeJob);
+  for (const char* other : {"perf/cpu0", "perf//ipc", "perf/cpu0/", "perf/cpu0/ipc/x", "cpu/cpu0/ipc", "perf"}) {
+    EXPECT_TRUE(SplitPerfMetric(other).leaf.empty()) << other;
+  }
+}
+
 }  // namespace
 }  // namespace stepscope::analysis

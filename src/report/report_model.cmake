@@ -7,6 +7,7 @@ add_library(stepscope_report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/report_model_context.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_model_series.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_rule_charts.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_sections_cpu_counters.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_detail.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_gpu.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_gpu_activity.cc
@@ -31,5 +32,6 @@ stepscope_add_unittest(report_model_unittests
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/report_model_series_unittest.cc
     ${CMAKE_CURRENT_LIST_DIR}/report_rule_charts_unittest.cc
+    ${CMAKE_CURRENT_LIST_DIR}/report_sections_cpu_counters_unittest.cc
     ${CMAKE_CURRENT_LIST_DIR}/report_sections_unittest.cc
   LIBS stepscope::report)

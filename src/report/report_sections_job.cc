@@ -11,6 +11,7 @@
 
 #include "analysis/job_timeline.h"
 #include "report/report_model_series.h"
+#include "report/report_sections_cpu_counters.h"
 #include "report/report_sections_heatmap.h"
 #include "base/json_fields.h"
 
@@ -73,7 +74,7 @@ struct TimelineMetric {
   const char* dimension;
   const char* total;      // a stepscope total series preferred over the average ("" = none)
 };
-constexpr std::array<TimelineMetric, 8> kTimeline = {{
+constexpr std::array<TimelineMetric, 14> kTimeline = {{
     {"cpu/total/util_pct", "CPU total", "%", "cpu", "", "CPUUtilization", "cpu/total/util_pct"},
     {"memory/used_pct", "Host memory", "%", "memory", "MemoryUsedPercent", "", ""},
     {"cpu/total/iowait_pct", "I/O wait", "%", "cpu", "", "I/OWaitPercentage", "cpu/total/iowait_pct"},
@@ -82,6 +83,15 @@ constexpr std::array<TimelineMetric, 8> kTimeline = {{
     {"disk/read_bytes_per_s", "Disk read", "bytes/s", "i/o", "ReadThroughputInBytesPerSecond", "", ""},
     {"disk/write_bytes_per_s", "Disk write", "bytes/s", "i/o", "WriteThroughputInBytesPerSecond", "", ""},
     {"process/cpu_pct", "Job processes CPU", "% of one core", "stepscope", "process/cpu_pct", "", ""},
+    // CPU performance counters (report_sections_cpu_counters.h): the node's, or its job's.
+    {"perf/total/ipc", "IPC", "instructions/cycle", "stepscope", "perf/total/ipc", "", ""},
+    {"perf/job/ipc", "IPC of the job processes", "instructions/cycle", "stepscope", "perf/job/ipc", "", ""},
+    {"perf/total/context_switches_per_s", "Context switches", "/s", "stepscope", "perf/total/context_switches_per_s", "", ""},
+    {"perf/job/context_switches_per_s", "Context switches of the job processes", "/s", "stepscope",
+     "perf/job/context_switches_per_s", "", ""},
+    {"perf/total/page_faults_per_s", "Page faults", "/s", "stepscope", "perf/total/page_faults_per_s", "", ""},
+    {"perf/job/page_faults_per_s", "Page faults of the job processes", "/s", "stepscope", "perf/job/page_faults_per_s", "",
+     ""},
 }};
 
 }  // namespace
@@ -206,7 +216,11 @@ nlohmann::json BuildSystemUsage(const ReportContext& context) {
                           "'s system samples fell in a window the rules analysed (see the rules' window grid), so "
                           "there are no percentiles for it.");
     }
-    nodes.push_back({{"node", node.name}, {"metrics", std::move(metrics)}, {"sentences", std::move(sentences)}});
+    nlohmann::json entry = {{"node", node.name}, {"metrics", std::move(metrics)}, {"sentences", std::move(sentences)}};
+    if (nlohmann::json counters = BuildCpuCounters(context, node_index); !counters.is_null()) {
+      entry["cpu_counters"] = std::move(counters);
+    }
+    nodes.push_back(std::move(entry));
   }
 
   nlohmann::json timeline = nlohmann::json::array();

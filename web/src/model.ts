@@ -76,8 +76,18 @@ export interface UtilizationHeatmap {
   rows_total?: number;
 }
 
+// A node's CPU performance counters (docs/report-model.md): percentiles of the node's (or its
+// job's) counter rates, IPC per CPU, or why nothing was counted.
+export interface CpuCounters {
+  scope?: string;  // "per_cpu", "job", "none"; "" for runs from before stepscope counted events
+  summary?: string;
+  metrics?: UsageMetric[];
+  per_cpu?: { cpu?: string; ipc?: number }[];
+  why?: string;
+}
+
 export interface SystemUsage extends Availability {
-  nodes?: { node?: string; metrics?: UsageMetric[]; sentences?: string[] }[];
+  nodes?: { node?: string; metrics?: UsageMetric[]; sentences?: string[]; cpu_counters?: CpuCounters }[];
   timeline?: TimelineSeries[];
   heatmap?: UtilizationHeatmap | null;
 }

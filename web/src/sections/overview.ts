@@ -6,7 +6,7 @@ import {
   asArray, el, factTable, shortName, formatBytes, formatNumber, formatSeconds, formatShare, formatTimestamp, isNumber, para, section, table,
 } from "../dom";
 import { heatmapChart } from "../heatmap";
-import type { OperatorShare, ReportDocument, TimelineSeries, UsageMetric, UtilizationHeatmap } from "../model";
+import type { CpuCounters, OperatorShare, ReportDocument, TimelineSeries, UsageMetric, UtilizationHeatmap } from "../model";
 
 function formatUsage(value: unknown, unit: string | undefined): string {
   if (!isNumber(value)) return "–";
@@ -51,6 +51,32 @@ export function renderJobSummary(doc: ReportDocument): HTMLElement {
   return shell.root;
 }
 
+function usageTable(metrics: UsageMetric[]): HTMLElement {
+  const percentiles = (["max", "p99", "p95", "p90", "p50", "min"] as const).filter((key) => metrics.some((m) => isNumber(m[key])));
+  return table<UsageMetric>([
+    { title: "Metric", value: (m) => m.metric, format: (v) => String(v ?? "–") },
+    ...percentiles.map((key) => ({ title: key, numeric: true, value: (m: UsageMetric) => formatUsage(m[key], m.unit), format: (v: unknown) => String(v) })),
+  ], metrics);
+}
+
+// A node's CPU performance counters: their percentiles and IPC per CPU, or why none were counted.
+function cpuCounters(counters: CpuCounters): HTMLElement[] {
+  const where = counters.scope === "job" ? " (the job's processes)" : counters.scope === "per_cpu" ? " (all CPUs)" : "";
+  const parts: HTMLElement[] = [el("h4", { text: `CPU performance counters${where}` })];
+  if (counters.why) parts.push(para(counters.why, "note"));
+  const metrics = asArray(counters.metrics);
+  if (metrics.length > 0) parts.push(usageTable(metrics));
+  const perCpu = asArray(counters.per_cpu);
+  if (perCpu.length > 0) {
+    parts.push(table([
+      { title: "CPU", value: (c) => c.cpu, format: (v) => String(v ?? "–") },
+      { title: "IPC over the job", value: (c) => c.ipc, format: (v) => (isNumber(v) ? formatNumber(v) : "–"), numeric: true },
+    ], perCpu));
+  }
+  if (counters.summary && !counters.why) parts.push(para(`Counted: ${counters.summary}.`, "note"));
+  return parts;
+}
+
 export function renderSystemUsage(doc: ReportDocument): HTMLElement {
   const usage = doc.system_usage;
   const shell = section("system_usage", "System usage statistics",
@@ -60,12 +86,8 @@ export function renderSystemUsage(doc: ReportDocument): HTMLElement {
     shell.body.append(el("h3", { text: `Node ${node.node ?? "?"}` }));
     for (const sentence of asArray(node.sentences)) shell.body.append(para(sentence));
     // The percentiles the document carries (SageMaker's table has p90, stepscope's model p95).
-    const metrics = asArray(node.metrics);
-    const percentiles = (["max", "p99", "p95", "p90", "p50", "min"] as const).filter((key) => metrics.some((m) => isNumber(m[key])));
-    shell.body.append(table<UsageMetric>([
-      { title: "Metric", value: (m) => m.metric, format: (v) => String(v ?? "–") },
-      ...percentiles.map((key) => ({ title: key, numeric: true, value: (m: UsageMetric) => formatUsage(m[key], m.unit), format: (v: unknown) => String(v) })),
-    ], metrics));
+    shell.body.append(usageTable(asArray(node.metrics)));
+    if (node.cpu_counters) shell.body.append(...cpuCounters(node.cpu_counters));
   }
   // One chart per metric, one line per node, so nodes can be compared at a glance.
   const byLabel = new Map<string, TimelineSeries[]>();

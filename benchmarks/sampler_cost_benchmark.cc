@@ -9,7 +9,11 @@
 // on a condition variable (the measurement's floor) and a thread that only wakes on the same
 // 100 ms grid (the part of the cost that is wake-ups, not /proc reading).
 //
-// Usage: sampler_cost_benchmark [--seconds=10] [--repetitions=5] [--interval_ms=100]
+// --perf_counters: each repetition runs twice, without and then with the PerfCounterSource
+// (platform/perf's counters per CPU where permitted, else for this process, as `stepscope run`
+// opens them), and the report adds the perf source's cost as the ratio of the two medians.
+//
+// Usage: sampler_cost_benchmark [--seconds=10] [--repetitions=5] [--interval_ms=100] [--perf_counters]
 // Exit status 1 when the median misses the bar.
 
 #include <sys/resource.h>
@@ -22,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -30,7 +35,9 @@
 #include "base/file_system.h"
 #include "platform/linux/host_constants.h"
 #include "platform/linux/proc_file_system.h"
+#include "platform/perf/perf_counter_set.h"
 #include "sampler/linux_sources.h"
+#include "sampler/perf_counter_source.h"
 #include "sampler/system_sampler.h"
 
 namespace stepscope {
@@ -42,6 +49,7 @@ struct Options {
   int seconds = 10;
   int repetitions = 5;
   int interval_ms = 100;
+  bool perf_counters = false;
 };
 
 bool ParseOptions(int argc, char** argv, Options& options) {
@@ -53,11 +61,13 @@ bool ParseOptions(int argc, char** argv, Options& options) {
       options.repetitions = value;
     } else if (std::sscanf(argv[i], "--interval_ms=%d", &value) == 1 && value >= 10) {
       options.interval_ms = value;
+    } else if (std::strcmp(argv[i], "--perf_counters") == 0) {
+      options.perf_counters = true;
     } else {
       std::fprintf(stderr,
                    "sampler_cost_benchmark: bad argument '%s'\n"
                    "usage: sampler_cost_benchmark [--seconds=10] [--repetitions=5] "
-                   "[--interval_ms=100 (>= 10)]\n",
+                   "[--interval_ms=100 (>= 10)] [--perf_counters]\n",
                    argv[i]);
       return false;
     }
@@ -157,7 +167,8 @@ int CountProcesses() {
       }));
 }
 
-bool RunRepetition(const Options& options, const FileSystem& fs, Repetition& result) {
+// `perf` not null: the PerfCounterSource over it is polled too (it is moved into the source).
+bool RunRepetition(const Options& options, const FileSystem& fs, PerfCounterSet* perf, Repetition& result) {
   const int64_t interval_ns = static_cast<int64_t>(options.interval_ms) * 1'000'000;
   NullSink sink;
   bool failed = false;
@@ -170,6 +181,7 @@ bool RunRepetition(const Options& options, const FileSystem& fs, Repetition& res
   source_options.job_root_pid = static_cast<int32_t>(getpid());
   source_options.host = HostConstants::FromSysconf();
   for (auto& source : CreateLinuxSources(fs, source_options)) sampler.AddSource(std::move(source));
+  if (perf != nullptr) sampler.AddSource(std::make_unique<PerfCounterSource>(std::move(*perf)));
 
   BaselineThread idle(std::chrono::nanoseconds(0));
   BaselineThread timer{std::chrono::nanoseconds(interval_ns)};
@@ -210,8 +222,20 @@ int Main(int argc, char** argv) {
   if (!ParseOptions(argc, argv, options)) return 2;
   ProcFileSystem fs;  // what the CLI uses: /proc files kept open between polls
   std::vector<Repetition> repetitions(static_cast<size_t>(options.repetitions));
+  std::vector<double> with_perf;
+  std::string perf_summary;
   for (Repetition& repetition : repetitions) {
-    if (!RunRepetition(options, fs, repetition)) return 2;
+    if (!RunRepetition(options, fs, nullptr, repetition)) return 2;
+    if (!options.perf_counters) continue;
+    PerfCounterOptions perf_options;
+    perf_options.cpus = OnlineCpus(LocalFileSystem());
+    perf_options.job_pid = static_cast<int32_t>(getpid());
+    perf_options.paranoid_level = ReadPerfParanoidLevel(LocalFileSystem());
+    PerfCounterSet perf = PerfCounterSet::Open(SystemPerfEventApi(), perf_options);
+    perf_summary = perf.Summary();
+    Repetition perf_repetition;
+    if (!RunRepetition(options, fs, &perf, perf_repetition)) return 2;
+    with_perf.push_back(perf_repetition.sampler_pct);
   }
   auto column = [&](double Repetition::*field) {
     std::vector<double> values;
@@ -246,6 +270,12 @@ int Main(int argc, char** argv) {
       options.interval_ms, Median(column(&Repetition::timer_pct)));
   std::printf("  whole process            %7.3f %% of one core (median; all threads, getrusage)\n",
               Median(column(&Repetition::process_pct)));
+  if (!with_perf.empty()) {
+    const double perf_median = Median(with_perf);
+    std::printf("  with perf counters       %7.3f %% of one core (median; %.2fx the sampler without them)\n",
+                perf_median, median > 0 ? perf_median / median : 0.0);
+    std::printf("    perf: %s\n", perf_summary.c_str());
+  }
   std::printf("  bar <= %.1f %% of one core: %s\n", kBarPct, pass ? "PASS" : "FAIL");
   return pass ? 0 : 1;
 }

@@ -11,6 +11,7 @@ add_library(stepscope_report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_detail.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_gpu.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_gpu_activity.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_sections_gpu_health.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_gpu_idle.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_heatmap.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_sections_job.cc

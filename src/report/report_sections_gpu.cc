@@ -1,6 +1,7 @@
 #include "report/report_sections_gpu.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <tuple>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "analysis/numerics.h"
 #include "analysis/vocabulary.h"
 #include "report/report_model_series.h"
+#include "report/report_sections_gpu_health.h"
 
 namespace stepscope::report {
 
@@ -30,6 +32,10 @@ nlohmann::json BuildGpuSection(const ReportContext& context, std::string_view di
   std::sort(gpus.begin(), gpus.end(), [&](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
   });
+  // The utilization rows carry what else NVML recorded of the GPU (PCIe, throttling, errors,
+  // the job's processes), where it did.
+  std::map<std::pair<uint32_t, int>, nlohmann::json> health;
+  if (dimension == "GPUUtilization") health = BuildGpuHealth(context);
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& [node, gpu, series] : gpus) {
     // Values come from disk: a NaN would break the sort's ordering (and means no sample).
@@ -45,6 +51,7 @@ nlohmann::json BuildGpuSection(const ReportContext& context, std::string_view di
       row[key] = analysis::SortedQuantile(sorted, q);
     }
     row["series"] = TimeSeriesJson(series->time_ns, series->value, context.start_ns);
+    if (auto it = health.find({node, gpu}); it != health.end()) row["health"] = std::move(it->second);
     rows.push_back(std::move(row));
   }
   return {{"available", true}, {"gpus", std::move(rows)}};

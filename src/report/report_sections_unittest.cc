@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/model.h"
+#include "analysis/vocabulary.h"
 #include "report/report_model.h"
 #include "report/report_model_context.h"
 #include "report/report_sections_detail.h"
@@ -422,6 +423,51 @@ TEST(GpuSectionTest, PercentilesPerGpu) {
   const nlohmann::json memory = BuildGpuSection(f.Context(), "GPUMemoryUtilization");
   EXPECT_EQ(memory["available"], false);
   EXPECT_EQ(memory["why"], "No GPU memory utilization was recorded (imported from SageMaker profiler output).");
+}
+
+TEST(GpuSectionTest, UtilizationRowsCarryWhatElseNvmlRecorded) {
+  analysis::ModelBuilder builder(analysis::ModelSource::kStepscope);
+  const uint32_t node = builder.AddNode(analysis::NodeFacts{.name = "n0"});
+  auto series = [&](const std::string& metric) {
+    const analysis::SeriesKey key = analysis::SeriesKeyForMetric(metric);
+    return builder.SeriesFor(node, key.type, key.name, key.dimension);
+  };
+  for (int i = 0; i < 4; ++i) {
+    const int64_t t = kBaseNs + i * 1000 * kMs;
+    builder.AddSample(series("gpu/gpu0/util_pct"), t, 90);
+    builder.AddSample(series("gpu/gpu1/util_pct"), t, 90);
+    builder.AddSample(series("gpu/gpu0/pcie_tx_bytes_per_s"), t, 1000.0 * (i + 1));
+    // Power cap in polls 1 and 2, idle in poll 0: half the samples throttled.
+    for (const char* reason : {"power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake", "sync_boost",
+                               "idle", "app_clocks"}) {
+      const std::string leaf = reason;
+      const bool on = (leaf == "power_cap" && (i == 1 || i == 2)) || (leaf == "idle" && i == 0);
+      builder.AddSample(series("gpu/gpu0/throttle_" + leaf), t, on ? 1 : 0);
+    }
+    builder.AddSample(series("gpu/gpu0/ecc_uncorrected_errors"), t, i < 2 ? 0 : 1);
+    builder.AddSample(series("gpu/gpu0/pid4242/sm_util_pct"), t, 50 + 10 * i);
+    builder.AddSample(series("gpu/gpu0/pid4242/memory_used_bytes"), t, 1e9);
+  }
+  builder.AddSample(series("gpu/gpu0/xid"), kBaseNs + 2000 * kMs, 79);
+  Fixture f{std::move(builder).Finish()};  // starts at kBaseNs, its first sample
+  const nlohmann::json gpu = BuildGpuSection(f.Context(), "GPUUtilization");
+  ASSERT_EQ(gpu["gpus"].size(), 2u);
+  const nlohmann::json& health = gpu["gpus"][0]["health"];
+  EXPECT_DOUBLE_EQ(health["pcie_tx_bytes_per_s"]["mean"].get<double>(), 2500.0);
+  EXPECT_DOUBLE_EQ(health["pcie_tx_bytes_per_s"]["max"].get<double>(), 4000.0);
+  EXPECT_EQ(health["throttle"]["samples"], 4);
+  EXPECT_DOUBLE_EQ(health["throttle"]["throttled_share"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(health["throttle"]["reasons"]["power_cap"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(health["throttle"]["reasons"]["idle"].get<double>(), 0.25);
+  EXPECT_EQ(health["ecc_uncorrected_errors"], 1.0);
+  EXPECT_EQ(health["xid"], nlohmann::json::parse(R"([{"t_s": 2.0, "code": 79}])"));
+  EXPECT_EQ(health["xid_count"], 1);
+  ASSERT_EQ(health["processes"].size(), 1u);
+  EXPECT_EQ(health["processes"][0]["pid"], 4242);
+  EXPECT_DOUBLE_EQ(health["processes"][0]["sm_util_pct"]["mean"].get<double>(), 65.0);
+  EXPECT_DOUBLE_EQ(health["processes"][0]["memory_used_bytes"]["max"].get<double>(), 1e9);
+  // gpu1 has no deeper series: no health at all; the memory section never carries it.
+  EXPECT_FALSE(gpu["gpus"][1].contains("health"));
 }
 
 TEST(GpuSectionTest, NoGpuOnAStepscopeRunGivesNvmlsReason) {

@@ -252,6 +252,28 @@ export interface GpuStats {
   p95?: number;
   max?: number;
   series?: Series;
+  // gpu_utilization rows only, where NVML recorded more of the GPU (report_sections_gpu_health.h).
+  health?: GpuHealth;
+}
+
+export interface MeanMax {
+  mean?: number;
+  max?: number;
+}
+
+export interface GpuHealth {
+  pcie_tx_bytes_per_s?: MeanMax;
+  pcie_rx_bytes_per_s?: MeanMax;
+  // Shares of the GPU's samples (0..1) in which each clock throttle reason was active;
+  // throttled_share counts any reason but idle.
+  throttle?: { samples?: number; throttled_share?: number; reasons?: Record<string, number> };
+  ecc_corrected_errors?: number;
+  ecc_uncorrected_errors?: number;
+  xid?: { t_s?: number; code?: number }[];
+  xid_count?: number;
+  sm_activity_pct?: MeanMax;
+  tensor_activity_pct?: MeanMax;
+  processes?: { pid?: number; sm_util_pct?: MeanMax; memory_used_bytes?: MeanMax }[];
 }
 
 export interface GpuSection extends Availability {

@@ -2,8 +2,8 @@
 // per GPU, and workload balancing across GPUs.
 
 import { barChart, downsampleNote, histogramChart, kOutlierColor, lineChart } from "../charts";
-import { asArray, el, formatMs, formatNumber, formatShare, gridPerNode, isNumber, para, section, table } from "../dom";
-import type { GpuSection, GpuStats, RankStepStats, ReportDocument, StepStats } from "../model";
+import { asArray, el, formatBytes, formatMs, formatNumber, formatShare, gridPerNode, isNumber, para, section, table } from "../dom";
+import type { GpuHealth, GpuSection, GpuStats, RankStepStats, ReportDocument, StepStats } from "../model";
 
 export function renderSteps(doc: ReportDocument): HTMLElement {
   const steps = doc.steps;
@@ -112,6 +112,7 @@ function renderGpuSection(doc: ReportDocument, key: "gpu_utilization" | "gpu_mem
     title: `${what} per GPU (%)`, labels: gpus.map(gpuLabel), yLabel: "%",
     series: (["p50", "p95", "max"] as const).map((p) => ({ label: p, values: gpus.map((g) => (isNumber(g[p]) ? g[p] : 0)) })),
   });
+  if (key === "gpu_utilization") renderGpuHealth(shell.body, gpus);
   // One timeline per node, one line per GPU.
   gridPerNode(shell.body, gpus, (cell, node, onNode) => {
     lineChart(cell, {
@@ -121,6 +122,57 @@ function renderGpuSection(doc: ReportDocument, key: "gpu_utilization" | "gpu_mem
     downsampleNote(cell, onNode.map((g) => ({ downsampled: g.series?.downsampled, original_points: g.series?.original_points, points: asArray(g.series?.values).length })), doc.limits?.max_points_per_series);
   });
   return shell.root;
+}
+
+const kThrottleLabels: Record<string, string> = {
+  power_cap: "power cap", hw_slowdown: "HW slowdown", sw_thermal: "SW thermal", hw_thermal: "HW thermal",
+  hw_power_brake: "power brake", sync_boost: "sync boost", idle: "idle", app_clocks: "app clocks",
+};
+
+// "power cap 40%, HW thermal 5%": the reasons other than idle that were ever active, largest first.
+function throttleReasons(health: GpuHealth | undefined): string {
+  const reasons = Object.entries(health?.throttle?.reasons ?? {})
+    .filter(([reason, share]) => reason !== "idle" && isNumber(share) && share > 0)
+    .sort((a, b) => b[1] - a[1]);
+  return reasons.length ? reasons.map(([reason, share]) => `${kThrottleLabels[reason] ?? reason} ${formatShare(share)}`).join(", ") : "none";
+}
+
+function bytesPerSecond(value: unknown): string {
+  return isNumber(value) ? `${formatBytes(value)}/s` : "–";
+}
+
+// What NVML recorded beyond utilization (PCIe, throttling, ECC and Xid errors, GPM activity, the
+// job's processes), for the GPUs where it did; nothing for runs without it.
+function renderGpuHealth(body: HTMLElement, gpus: GpuStats[]): void {
+  const withHealth = gpus.filter((g) => g.health !== undefined);
+  if (!withHealth.length) return;
+  body.append(el("h3", { text: "GPU health" }),
+    para("Clock throttling (share of samples a reason other than idle held the clocks down; GPUThrottling), PCIe traffic, ECC and Xid errors during the run (GPUErrors) and GPM activity, where the driver reports them.", "note"));
+  body.append(table<GpuStats>([
+    { title: "GPU", value: gpuLabel, format: (v) => String(v) },
+    { title: "throttled", value: (g) => g.health?.throttle?.throttled_share, format: formatShare, numeric: true },
+    { title: "throttle reasons", value: (g) => throttleReasons(g.health), format: (v) => String(v) },
+    { title: "PCIe TX (mean)", value: (g) => g.health?.pcie_tx_bytes_per_s?.mean, format: bytesPerSecond, numeric: true },
+    { title: "PCIe RX (mean)", value: (g) => g.health?.pcie_rx_bytes_per_s?.mean, format: bytesPerSecond, numeric: true },
+    { title: "ECC corrected", value: (g) => g.health?.ecc_corrected_errors, numeric: true },
+    { title: "ECC uncorrected", value: (g) => g.health?.ecc_uncorrected_errors, numeric: true },
+    { title: "Xid", value: (g) => (g.health?.xid_count ? `${g.health.xid_count} (${[...new Set(asArray(g.health.xid).map((x) => x.code))].join(", ")})` : "none"), format: (v) => String(v) },
+    { title: "SM activity", value: (g) => g.health?.sm_activity_pct?.mean, format: (v) => (isNumber(v) ? `${formatNumber(v)}%` : "–"), numeric: true },
+    { title: "tensor activity", value: (g) => g.health?.tensor_activity_pct?.mean, format: (v) => (isNumber(v) ? `${formatNumber(v)}%` : "–"), numeric: true },
+  ], withHealth));
+  type ProcessRow = { gpu: string; pid?: number; sm?: number; smMax?: number; memory?: number };
+  const processes: ProcessRow[] = withHealth.flatMap((g) => asArray(g.health?.processes).map((p) => ({
+    gpu: gpuLabel(g), pid: p.pid, sm: p.sm_util_pct?.mean, smMax: p.sm_util_pct?.max, memory: p.memory_used_bytes?.max,
+  })));
+  if (processes.length) {
+    body.append(table<ProcessRow>([
+      { title: "GPU", value: (r) => r.gpu, format: (v) => String(v) },
+      { title: "pid", value: (r) => r.pid, format: (v) => (isNumber(v) ? String(v) : "–"), numeric: true },
+      { title: "SM util (mean)", value: (r) => r.sm, format: (v) => (isNumber(v) ? `${formatNumber(v)}%` : "–"), numeric: true },
+      { title: "SM util (max)", value: (r) => r.smMax, format: (v) => (isNumber(v) ? `${formatNumber(v)}%` : "–"), numeric: true },
+      { title: "GPU memory (peak)", value: (r) => r.memory, format: formatBytes, numeric: true },
+    ], processes, { caption: "The job's processes on each GPU", limit: 32 }));
+  }
 }
 
 export function renderGpuUtilization(doc: ReportDocument): HTMLElement {

@@ -55,6 +55,37 @@ def test_exit_code_and_manifest_of_a_normal_run(run_stepscope, info, tmp_path):
     assert data["bytes_on_disk"]["uncompacted_rings"] == 0
 
 
+PERF_EVENTS = ["cycles", "instructions", "cache-misses", "branch-misses", "task-clock", "context-switches",
+               "page-faults", "cpu-migrations"]
+
+
+def test_perf_counters_are_counted_or_say_why_not_and_counted_ones_are_sampled(run_stepscope, info, tmp_path):
+    result = run_stepscope("run", "--out", str(tmp_path), "--job", "perf", "--node", "n", "--interval", "50ms",
+                           "--", PYTHON, "-c", WAIT_FOR_SAMPLES)
+    assert result.returncode == 0, result.stderr
+    perf = manifest(tmp_path / "perf", "n")["capabilities"]["perf_counters"]
+    assert perf["scope"] in ("per_cpu", "job", "none")
+    assert [e["name"] for e in perf["events"]] == PERF_EVENTS
+    for event in perf["events"]:
+        # Never silently nothing: counted, or absent with the kernel's reason.
+        assert event["counted"] or event["reason"], event
+    assert perf["available"] == any(e["counted"] for e in perf["events"])
+    assert perf["reason"]  # what is counted where, and why not the rest
+    by_metric = info(tmp_path / "perf")["counts"]["system_samples_by_metric"]
+    perf_metrics = [name for name in by_metric if name.startswith("perf/")]
+    if perf["scope"] == "none":
+        assert perf_metrics == []
+    else:
+        scope = "total" if perf["scope"] == "per_cpu" else "job"
+        counted = {e["name"] for e in perf["events"] if e["counted"]}
+        if "page-faults" in counted:
+            assert by_metric.get(f"perf/{scope}/page_faults_per_s", 0) >= 1, perf_metrics
+        if {"cycles", "instructions"} <= counted:
+            assert by_metric.get(f"perf/{scope}/ipc", 0) >= 1, perf_metrics
+    text = run_stepscope("info", str(tmp_path / "perf"))
+    assert "perf: " + perf["reason"] in text.stdout
+
+
 def test_the_jobs_exit_code_is_passed_through(run_stepscope, tmp_path):
     result = run_stepscope("run", "--out", str(tmp_path), "--job", "three", "--",
                            PYTHON, "-c", "raise SystemExit(3)")

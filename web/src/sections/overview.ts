@@ -64,7 +64,8 @@ function cpuCounters(counters: CpuCounters): HTMLElement[] {
   const where = counters.scope === "job" ? " (the job's processes)" : counters.scope === "per_cpu" ? " (all CPUs)" : "";
   const parts: HTMLElement[] = [el("h4", { text: `CPU performance counters${where}` })];
   if (counters.why) parts.push(para(counters.why, "note"));
-  const metrics = asArray(counters.metrics);
+  // The unit beside the name: rates and IPC have no symbol of their own in the cells.
+  const metrics = asArray(counters.metrics).map((m) => (m.unit && m.unit !== "%" ? { ...m, metric: `${m.metric ?? "?"} (${m.unit})` } : m));
   if (metrics.length > 0) parts.push(usageTable(metrics));
   const perCpu = asArray(counters.per_cpu);
   if (perCpu.length > 0) {

@@ -66,6 +66,9 @@ class BlockEncoder {
 
   std::string Encode(uint64_t seq, uint32_t tid, uint64_t dropped_before, std::span<const RawRecord> records,
                      int zstd_level);
+  // Appends one zstd frame of `input` to `out`, with the same context (other frames' columns,
+  // such as the GPU activity frame's).
+  void CompressAppend(std::string_view input, int zstd_level, std::string& out);
 
  private:
   struct Context;

@@ -1,4 +1,6 @@
-// The stepscope on-disk format, version 1: what every stream's two files contain.
+// The stepscope on-disk format, version 2: what every stream's two files contain. Version 2
+// added the GPU activity frame (FrameType::kGpuActivity, store/gpu_activity_frame.h), written by
+// GPU streams only; everything else is as in version 1, which readers still accept.
 //
 // A run is <root>/<job>/<node>/ holding manifest.json and, per recording process (and one
 // for the system sampler), a *stream*: two files sharing a name.
@@ -18,6 +20,7 @@
 //   <stream>.log   Append-only frames, each written with one write(2): a string-table frame
 //                  when a name is first interned (before any record can refer to it), block
 //                  frames holding a sealed block's records column-encoded and zstd-compressed,
+//                  GPU activity frames (a GPU stream's rows, written straight to the log),
 //                  clock calibration pairs, a JSON meta frame and JSON stats frames. Every
 //                  frame carries an xxh64 checksum; a torn or corrupt frame is skipped and the
 //                  reader resynchronises on the next frame magic.
@@ -40,7 +43,7 @@
 
 namespace stepscope::store {
 
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint32_t kOldestReadableFormatVersion = 1;
 
 inline constexpr char kRingMagic[8] = {'S', 'T', 'P', 'S', 'R', 'I', 'N', 'G'};
@@ -152,8 +155,9 @@ enum class FrameType : uint8_t {
   kClock = 3,    // {u64 ticks, u64 monotonic_ns}
   kMeta = 4,     // JSON object: pid, ppid, node, kind, command, tick source, ticks_per_ns...
   kStats = 5,    // JSON object: events_recorded, events_dropped, bytes_written, ...
+  kGpuActivity = 6,  // version 2: GPU activity rows; see gpu_activity_frame.h
 };
-inline constexpr uint8_t kMaxFrameType = 5;
+inline constexpr uint8_t kMaxFrameType = 6;
 
 struct FrameHeader {
   uint32_t magic;          // kFrameMagic

@@ -165,7 +165,7 @@ bool PeekBlockPrefix(std::string_view payload, uint64_t* seq, uint32_t* records)
 }  // namespace
 
 Status FollowStream(const std::string& directory, StreamContents& contents, StreamCursor& cursor, LogTail tail,
-                    const StreamBlockCallback& on_block) {
+                    const StreamBlockCallback& on_block, const StreamGpuRowsCallback& on_gpu_rows) {
   const std::string& name = contents.name;
   contents.problems.clear();
   const std::string stem = directory + "/" + name;
@@ -199,6 +199,7 @@ Status FollowStream(const std::string& directory, StreamContents& contents, Stre
 
   // Problems of single frames, reported in file order whatever order they are found in.
   std::vector<std::pair<uint64_t, std::string>> frame_problems;
+  std::vector<LogFrame> gpu_frames;  // decoded after the blocks, in log order
   const bool first_read = cursor.log_offset == 0;
   auto log_bytes = ReadRegularFile(log_path, Symlinks::kRefuse, kNoSizeLimit, cursor.log_offset);
   if (!log_bytes.ok()) {
@@ -251,6 +252,9 @@ Status FollowStream(const std::string& directory, StreamContents& contents, Stre
           case FrameType::kStats:
             contents.last_stats_json = std::string(frame.payload);
             break;
+          case FrameType::kGpuActivity:
+            gpu_frames.push_back(frame);
+            break;
         }
       }
     }
@@ -262,8 +266,8 @@ Status FollowStream(const std::string& directory, StreamContents& contents, Stre
         std::max(contents.dropped_write_failed, JsonUint(stats, "events_dropped_write_failed", 0));
   }
   contents.dropped_write_failed = std::min(contents.dropped_write_failed, contents.dropped_events);
-  if (tail == LogTail::kFinal && contents.meta_json.empty() && copies.empty() && !contents.has_ring &&
-      cursor.delivered.empty()) {
+  if (tail == LogTail::kFinal && contents.meta_json.empty() && copies.empty() && gpu_frames.empty() &&
+      !contents.has_ring && cursor.delivered.empty()) {
     contents.unwritten = true;
   }
   std::sort(contents.clock_pairs.begin(), contents.clock_pairs.end(),
@@ -323,6 +327,15 @@ Status FollowStream(const std::string& directory, StreamContents& contents, Stre
     }
     i = j;
   }
+  for (const LogFrame& frame : gpu_frames) {
+    auto rows = DecodeGpuActivityFrame(frame.payload, contents.strings, contents.gpu_launch_configs);
+    if (!rows.ok()) {
+      frame_problems.emplace_back(frame.offset, "'" + log_path + "': GPU activity frame at offset " +
+                                                    std::to_string(frame.offset) + " skipped: " + rows.status().message());
+      continue;
+    }
+    if (on_gpu_rows) on_gpu_rows(contents, *rows);
+  }
   std::stable_sort(frame_problems.begin(), frame_problems.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [offset, problem] : frame_problems) contents.problems.push_back(std::move(problem));
@@ -330,21 +343,26 @@ Status FollowStream(const std::string& directory, StreamContents& contents, Stre
 }
 
 StatusOr<StreamContents> ScanStream(const std::string& directory, const std::string& name,
-                                    const StreamBlockCallback& on_block) {
+                                    const StreamBlockCallback& on_block, const StreamGpuRowsCallback& on_gpu_rows) {
   StreamContents contents;
   contents.name = name;
   StreamCursor cursor;
-  STEPSCOPE_RETURN_IF_ERROR(FollowStream(directory, contents, cursor, LogTail::kFinal, on_block));
+  STEPSCOPE_RETURN_IF_ERROR(FollowStream(directory, contents, cursor, LogTail::kFinal, on_block, on_gpu_rows));
   return contents;
 }
 
 StatusOr<StreamContents> ReadStream(const std::string& directory, const std::string& name) {
   std::vector<DecodedBlock> blocks;
-  STEPSCOPE_ASSIGN_OR_RETURN(StreamContents contents,
-                             ScanStream(directory, name, [&](const StreamContents&, const DecodedBlock& block) {
-                               blocks.push_back(block);
-                             }));
+  std::vector<GpuActivityRow> gpu_rows;
+  STEPSCOPE_ASSIGN_OR_RETURN(
+      StreamContents contents,
+      ScanStream(
+          directory, name, [&](const StreamContents&, const DecodedBlock& block) { blocks.push_back(block); },
+          [&](const StreamContents&, std::span<const GpuActivityRow> rows) {
+            gpu_rows.insert(gpu_rows.end(), rows.begin(), rows.end());
+          }));
   contents.blocks = std::move(blocks);
+  contents.gpu_rows = std::move(gpu_rows);
   return contents;
 }
 

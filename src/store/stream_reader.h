@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "store/block_codec.h"
+#include "store/gpu_activity_frame.h"
 #include "store/log_file.h"
 
 namespace stepscope::store {
@@ -32,6 +34,10 @@ struct StreamContents {
   std::unordered_map<uint32_t, std::string> strings;
   std::vector<ClockPair> clock_pairs;  // sorted by ticks
   std::vector<DecodedBlock> blocks;    // one per sequence number, sorted by it (ReadStream only)
+  // GPU activity rows (version 2 GPU streams), in log order (ReadStream only).
+  std::vector<GpuActivityRow> gpu_rows;
+  // Launch configurations the GPU activity frames declared so far (their names are in `strings`).
+  std::unordered_map<uint32_t, GpuLaunchConfig> gpu_launch_configs;
   // Records of the blocks to come, as their headers say (largest copy per sequence number),
   // known before the first block is handed over: a size hint for callers that preallocate.
   uint64_t block_records = 0;
@@ -54,11 +60,16 @@ StatusOr<StreamContents> ReadStream(const std::string& directory, const std::str
 // the blocks: strings, clock pairs (sorted), meta, stats and dropped_events are final; problems
 // are complete only once ScanStream returns. The block is destroyed after the call.
 using StreamBlockCallback = std::function<void(const StreamContents& stream, const DecodedBlock& block)>;
+// Called once per GPU activity frame, in log order, after the blocks of the same read; `stream`
+// already holds the names and launch configurations the frame declared.
+using StreamGpuRowsCallback =
+    std::function<void(const StreamContents& stream, std::span<const GpuActivityRow> rows)>;
 
 // ReadStream without keeping the blocks: the returned contents have `blocks` empty. Which copy of
 // a block wins and which problems are reported are exactly as in ReadStream.
 StatusOr<StreamContents> ScanStream(const std::string& directory, const std::string& name,
-                                    const StreamBlockCallback& on_block);
+                                    const StreamBlockCallback& on_block,
+                                    const StreamGpuRowsCallback& on_gpu_rows = nullptr);
 
 // Where a reader that follows a stream while it is written stands (FollowStream): what the
 // log held the last time, and how many records of each block it has handed over.
@@ -75,8 +86,11 @@ struct StreamCursor {
 // latest; `problems` holds only what this call found. `tail`: LogTail::kMayGrow while the writer
 // may be appending (a frame it has not finished is left for the next call), kFinal once it is
 // gone. The first call with a fresh cursor and kFinal is exactly ScanStream.
+// GPU activity frames live in the log only, so each is handed over once (on_gpu_rows, when set);
+// a frame that does not decode is reported and costs only its rows (and the names and
+// configurations it declared).
 Status FollowStream(const std::string& directory, StreamContents& contents, StreamCursor& cursor, LogTail tail,
-                    const StreamBlockCallback& on_block);
+                    const StreamBlockCallback& on_block, const StreamGpuRowsCallback& on_gpu_rows = nullptr);
 
 // Names of the streams in a node directory (stems of *.log and *.ring files), sorted.
 StatusOr<std::vector<std::string>> ListStreams(const std::string& directory);

@@ -70,6 +70,14 @@ Status StreamWriter::AppendStats(std::string_view json) {
   return log_->Append(FrameType::kStats, json);
 }
 
+Status StreamWriter::AppendFrame(FrameType type, const FrameBuild& build) {
+  std::lock_guard flush_lock(flush_mutex_);
+  frame_payload_.clear();
+  build(encoder_, zstd_level_, frame_payload_);
+  std::lock_guard lock(log_mutex_);
+  return log_->Append(type, frame_payload_);
+}
+
 Status StreamWriter::AppendBlockFrame(BlockHeader* block, uint32_t count) {
   // The first `count` records were published (count loaded with acquire) and are never
   // rewritten while the block is sealed or open, so they are encoded in place.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,6 +43,10 @@ class StreamWriter {
   Status AppendStrings(const std::vector<std::pair<uint32_t, std::string>>& entries);
   Status AppendClockPair(const ClockPair& pair);
   Status AppendStats(std::string_view json);
+  // Appends a frame of `type` whose payload `build` makes with the writer's zstd context and
+  // level (the GPU activity frame). Serialised with the flushes.
+  using FrameBuild = std::function<void(BlockEncoder& compressor, int zstd_level, std::string& payload)>;
+  Status AppendFrame(FrameType type, const FrameBuild& build);
 
   // Compresses every sealed block into the log and frees it. Returns how many were flushed.
   // A block whose frame could not be written stays sealed and is retried next time.
@@ -67,6 +72,7 @@ class StreamWriter {
   mutable std::mutex log_mutex_;    // serialises log writes
   std::mutex flush_mutex_;          // one flusher at a time
   BlockEncoder encoder_;            // used under flush_mutex_
+  std::string frame_payload_;       // AppendFrame's, reused; under flush_mutex_
   uint64_t blocks_flushed_ = 0;
 };
 

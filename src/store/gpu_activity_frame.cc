@@ -1,0 +1,434 @@
+#include "store/gpu_activity_frame.h"
+
+#include <zstd.h>
+
+#include <bit>
+#include <cstring>
+
+#include "store/varint.h"
+
+namespace stepscope::store {
+namespace {
+
+// The varint columns in their order in the frame (after the declarations), with the most bytes
+// one row can put in each; the start and duration planes follow them.
+enum ColumnIndex : uint32_t {
+  kKinds, kPlaces, kHostNames, kConfigs, kCorrelations, kBytes, kCbids, kNames, kColumnCount
+};
+constexpr uint32_t kMaxRowBytes[kColumnCount] = {1, 10, 5, 5, 10, 10, 5, 5};
+
+// The declarations of one frame: far above any real frame's, far below what would hurt a reader.
+constexpr uint64_t kMaxDeclarationBytes = 64u << 20;
+
+enum class StreamMode : uint8_t { kRaw = 0, kZstd = 1 };
+
+inline void PutVarintRaw(uint8_t*& out, uint64_t value) {
+  while (value >= 0x80) {
+    *out++ = static_cast<uint8_t>(value | 0x80);
+    value >>= 7;
+  }
+  *out++ = static_cast<uint8_t>(value);
+}
+
+size_t VarintSize(uint64_t value) { return value < 0x80 ? 1 : (std::bit_width(value) + 6) / 7; }
+
+uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width(all_or) + 7) / 8); }
+
+// Whether zstd is worth running on `bytes`: not when they are few, nor when their bytes are about
+// uniformly spread over many values (the random low bytes of times), where it would save next to
+// nothing at the cost of a pass over them.
+bool WorthCompressing(std::string_view bytes) {
+  if (bytes.size() < 32) return false;
+  // A sample says as much as the whole, at an eighth of the cost, once there are a few thousand.
+  const size_t stride = bytes.size() >= 4096 ? 8 : 1;
+  uint32_t counts[256] = {};
+  size_t sampled = 0;
+  for (size_t i = 0; i < bytes.size(); i += stride, ++sampled) ++counts[static_cast<uint8_t>(bytes[i])];
+  uint32_t distinct = 0, most = 0;
+  for (uint32_t count : counts) {
+    distinct += count != 0;
+    most = count > most ? count : most;
+  }
+  return !(distinct >= 128 && uint64_t{most} * distinct <= 4 * uint64_t{sampled});
+}
+
+}  // namespace
+
+struct GpuActivityFrameEncoder::Column {
+  std::unique_ptr<uint8_t[]> data;
+  uint8_t* end = nullptr;
+  std::string_view view() const {
+    return {reinterpret_cast<const char*>(data.get()), static_cast<size_t>(end - data.get())};
+  }
+};
+
+GpuActivityFrameEncoder::GpuActivityFrameEncoder()
+    : columns_(new Column[kColumnCount]),
+      starts_(new uint64_t[kMaxGpuFrameRows]),
+      durations_(new uint64_t[kMaxGpuFrameRows]) {
+  // Room for a full frame up front: Add() never checks or grows.
+  for (uint32_t i = 0; i < kColumnCount; ++i) {
+    columns_[i].data.reset(new uint8_t[size_t{kMaxGpuFrameRows} * kMaxRowBytes[i]]);
+    columns_[i].end = columns_[i].data.get();
+  }
+}
+
+GpuActivityFrameEncoder::~GpuActivityFrameEncoder() = default;
+
+uint64_t& GpuActivityFrameEncoder::PreviousEnd(uint32_t track) {
+  uint32_t slot = (track * 0x9E3779B1u) >> 24;
+  for (;; slot = (slot + 1) & (kTrackSlots - 1)) {
+    TrackSlot& entry = tracks_[slot];
+    if (entry.generation != generation_) {
+      entry = {track, generation_, base_ticks_};
+      ++track_count_;
+      return entry.previous_end;
+    }
+    if (entry.track == track) return entry.previous_end;
+  }
+}
+
+bool GpuActivityFrameEncoder::Fits(uint32_t track) const {
+  if (rows_ >= kMaxGpuFrameRows) return false;
+  if (track_count_ < kMaxGpuFrameTracks) return true;
+  uint32_t slot = (track * 0x9E3779B1u) >> 24;
+  for (;; slot = (slot + 1) & (kTrackSlots - 1)) {
+    const TrackSlot& entry = tracks_[slot];
+    if (entry.generation != generation_) return false;
+    if (entry.track == track) return true;
+  }
+}
+
+void GpuActivityFrameEncoder::DeclareName(uint32_t id, std::string_view text) {
+  PutVarint(names_, id);
+  PutVarint(names_, text.size());
+  names_.append(text);
+  ++name_count_;
+}
+
+void GpuActivityFrameEncoder::DeclareLaunchConfig(uint32_t id, const GpuLaunchConfig& config) {
+  PutVarint(configs_, id);
+  for (int32_t value : config.grid) PutVarint(configs_, ZigZag(value));
+  for (int32_t value : config.block) PutVarint(configs_, ZigZag(value));
+  PutVarint(configs_, config.registers_per_thread);
+  PutVarint(configs_, config.shared_memory_bytes);
+  ++config_count_;
+}
+
+uint32_t GpuActivityFrameEncoder::ConfigCode(uint32_t name_id, uint32_t config_id) {
+  // Name ids are the writer's, dense from 1: the table grows with them (rarely). Ids beyond any
+  // writer's (a re-encoded damaged frame's) are always spelled out.
+  constexpr uint32_t kMostNamesFollowed = 1u << 22;
+  if (name_id >= kMostNamesFollowed) return config_id + 1;
+  if (name_id >= name_configs_.size()) name_configs_.resize(name_id + 1);
+  NameConfig& last = name_configs_[name_id];
+  if (last.generation == generation_ && last.config_id == config_id) return 0;
+  last = {generation_, config_id};
+  return config_id + 1;
+}
+
+void GpuActivityFrameEncoder::Add(const GpuActivityRow& row, uint32_t track) {
+  if (rows_ == 0) base_ticks_ = row.start_ticks;
+  Column* c = columns_.get();
+  *c[kKinds].end++ = static_cast<uint8_t>(row.kind);
+  if (IsGpuDeviceRow(row.kind)) {
+    PutVarintRaw(c[kPlaces].end, row.device);
+    PutVarintRaw(c[kPlaces].end, row.stream);
+  } else {
+    PutVarintRaw(c[kPlaces].end, row.thread_id);
+  }
+  // Device work's names (kernels: many, in no order) apart from the calls' (a few, repeating):
+  // zstd then codes the first as plain symbols and finds the runs in the second.
+  PutVarintRaw(c[IsGpuDeviceRow(row.kind) ? kNames : kHostNames].end, row.name_id);
+  uint64_t& previous_end = PreviousEnd(track);
+  const uint64_t start = ZigZag(static_cast<int64_t>(row.start_ticks - previous_end));
+  const uint64_t duration = ZigZag(static_cast<int64_t>(row.end_ticks - row.start_ticks));
+  previous_end = row.end_ticks;
+  starts_[rows_] = start;
+  durations_[rows_] = duration;
+  starts_or_ |= start;
+  durations_or_ |= duration;
+  PutVarintRaw(c[kCorrelations].end, ZigZag(int64_t{row.correlation} - int64_t{previous_correlation_}));
+  previous_correlation_ = row.correlation;
+  switch (row.kind) {
+    case GpuRowKind::kKernel: PutVarintRaw(c[kConfigs].end, ConfigCode(row.name_id, row.config_id)); break;
+    case GpuRowKind::kMemcpy:
+    case GpuRowKind::kMemset: PutVarintRaw(c[kBytes].end, row.bytes); break;
+    case GpuRowKind::kRuntimeApi:
+    case GpuRowKind::kDriverApi: PutVarintRaw(c[kCbids].end, row.callback_id); break;
+    case GpuRowKind::kSync:
+    case GpuRowKind::kOverhead: break;
+  }
+  ++rows_;
+}
+
+void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, std::string& payload) {
+  auto put_stream = [&](std::string_view raw, int level) {
+    if (WorthCompressing(raw)) {
+      compressed_.clear();
+      compressor.CompressAppend(raw, level, compressed_);
+      if (!compressed_.empty() && compressed_.size() < raw.size()) {
+        payload.push_back(static_cast<char>(StreamMode::kZstd));
+        PutVarint(payload, raw.size());
+        PutVarint(payload, compressed_.size());
+        payload.append(compressed_);
+        return;
+      }
+    }
+    payload.push_back(static_cast<char>(StreamMode::kRaw));
+    PutVarint(payload, raw.size());
+    payload.append(raw);
+  };
+  auto put_planes = [&](const uint64_t* values, uint8_t width) {
+    stream_.resize(rows_);
+    for (uint8_t plane = 0; plane < width; ++plane) {
+      for (uint32_t i = 0; i < rows_; ++i) stream_[i] = static_cast<char>(values[i] >> (8 * plane));
+      put_stream(stream_, zstd_level);
+    }
+  };
+  const uint8_t start_width = ByteWidth(starts_or_);
+  const uint8_t duration_width = ByteWidth(durations_or_);
+  payload.clear();
+  PutFixed<uint32_t>(payload, rows_);
+  PutFixed<uint64_t>(payload, base_ticks_);
+  payload.push_back(static_cast<char>(start_width));
+  payload.push_back(static_cast<char>(duration_width));
+  PutFixed<uint16_t>(payload, 0);
+  // The declarations and every column but the names, each behind its length, in one stream:
+  // mostly runs and repeats, which zstd finds in one pass as well as in seven, for one call's
+  // setup instead of seven.
+  stream_.clear();
+  PutVarint(stream_, VarintSize(name_count_) + names_.size() + VarintSize(config_count_) + configs_.size());
+  PutVarint(stream_, name_count_);
+  stream_.append(names_);
+  PutVarint(stream_, config_count_);
+  stream_.append(configs_);
+  for (uint32_t i = 0; i < kColumnCount; ++i) {
+    if (i == kNames) continue;
+    PutVarint(stream_, columns_[i].view().size());
+    stream_.append(columns_[i].view());
+  }
+  put_stream(stream_, zstd_level);
+  put_stream(columns_[kNames].view(), zstd_level);
+  put_planes(starts_.get(), start_width);
+  put_planes(durations_.get(), duration_width);
+}
+
+void GpuActivityFrameEncoder::Clear() {
+  for (uint32_t i = 0; i < kColumnCount; ++i) columns_[i].end = columns_[i].data.get();
+  names_.clear();
+  configs_.clear();
+  name_count_ = config_count_ = rows_ = 0;
+  base_ticks_ = 0;
+  starts_or_ = durations_or_ = 0;
+  previous_correlation_ = 0;
+  track_count_ = 0;
+  if (++generation_ == 0) {
+    // After 2^32 frames: entries of generation 0 would look current.
+    for (TrackSlot& slot : tracks_) slot.generation = 0;
+    for (NameConfig& name : name_configs_) name.generation = 0;
+    generation_ = 1;
+  }
+}
+
+StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view payload,
+                                                             std::unordered_map<uint32_t, std::string>& strings,
+                                                             std::unordered_map<uint32_t, GpuLaunchConfig>& configs) {
+  ByteReader reader(payload);
+  uint32_t row_count = 0;
+  uint64_t base_ticks = 0;
+  uint8_t start_width = 0, duration_width = 0;
+  uint16_t reserved = 0;
+  if (!reader.ReadFixed(&row_count) || !reader.ReadFixed(&base_ticks) || !reader.ReadFixed(&start_width) ||
+      !reader.ReadFixed(&duration_width) || !reader.ReadFixed(&reserved)) {
+    return DataLossError("GPU activity frame shorter than its prefix");
+  }
+  if (row_count > kMaxGpuFrameRows) {
+    return DataLossError("GPU activity frame claims " + std::to_string(row_count) + " rows (at most " +
+                         std::to_string(kMaxGpuFrameRows) + ")");
+  }
+  if (start_width > 8 || duration_width > 8) return DataLossError("GPU activity frame has times wider than 8 bytes");
+
+  // One stream, raw or decompressed, into `out`: exactly `exact` bytes, or at most `most`.
+  auto read_stream = [&](const char* what, uint64_t exact, uint64_t most, std::string& out) -> Status {
+    uint8_t mode = 0;
+    uint64_t length = 0;
+    if (!reader.ReadFixed(&mode) || !reader.ReadVarint(&length)) {
+      return DataLossError(std::string("GPU activity frame ") + what + " truncated");
+    }
+    if (exact != UINT64_MAX ? length != exact : length > most) {
+      return DataLossError(std::string("GPU activity frame ") + what + " length " + std::to_string(length) +
+                           " is inconsistent with " + std::to_string(row_count) + " rows");
+    }
+    std::string_view stored;
+    if (mode == static_cast<uint8_t>(StreamMode::kRaw)) {
+      if (!reader.ReadBytes(length, &stored)) return DataLossError(std::string("GPU activity frame ") + what + " truncated");
+      out.assign(stored);
+      return OkStatus();
+    }
+    uint64_t stored_length = 0;
+    if (mode != static_cast<uint8_t>(StreamMode::kZstd) || !reader.ReadVarint(&stored_length) ||
+        !reader.ReadBytes(stored_length, &stored)) {
+      return DataLossError(std::string("GPU activity frame ") + what + " truncated or of an unknown mode");
+    }
+    out.resize(length);
+    const size_t produced = ZSTD_decompress(out.data(), out.size(), stored.data(), stored.size());
+    if (ZSTD_isError(produced)) {
+      return DataLossError(std::string("GPU activity frame ") + what + " does not decompress: " + ZSTD_getErrorName(produced));
+    }
+    if (produced != length) return DataLossError(std::string("GPU activity frame ") + what + " decompressed to the wrong size");
+    return OkStatus();
+  };
+  static constexpr const char* kColumnNames[kColumnCount] = {
+      "kinds", "places", "call names", "launch configurations ids", "correlations", "bytes", "callback ids",
+      "device work names"};
+  std::string structure, declarations, columns[kColumnCount];
+  uint64_t most_structure = kMaxDeclarationBytes + 16;
+  for (uint32_t i = 0; i < kColumnCount; ++i) most_structure += uint64_t{row_count} * kMaxRowBytes[i] + 10;
+  STEPSCOPE_RETURN_IF_ERROR(read_stream("columns", UINT64_MAX, most_structure, structure));
+  STEPSCOPE_RETURN_IF_ERROR(read_stream("names", UINT64_MAX, uint64_t{row_count} * kMaxRowBytes[kNames], columns[kNames]));
+  {
+    ByteReader parts(structure);
+    auto part = [&](const char* what, uint64_t exact, uint64_t most, std::string& out) -> Status {
+      uint64_t length = 0;
+      std::string_view bytes;
+      if (!parts.ReadVarint(&length) || (exact != UINT64_MAX ? length != exact : length > most) ||
+          !parts.ReadBytes(length, &bytes)) {
+        return DataLossError(std::string("GPU activity frame ") + what + " truncated or of a wrong length");
+      }
+      out.assign(bytes);
+      return OkStatus();
+    };
+    STEPSCOPE_RETURN_IF_ERROR(part("declarations", UINT64_MAX, kMaxDeclarationBytes, declarations));
+    for (uint32_t i = 0; i < kColumnCount; ++i) {
+      if (i == kNames) continue;
+      STEPSCOPE_RETURN_IF_ERROR(part(kColumnNames[i], i == kKinds ? row_count : UINT64_MAX,
+                                     uint64_t{row_count} * kMaxRowBytes[i], columns[i]));
+    }
+    if (parts.remaining() != 0) return DataLossError("GPU activity frame columns have trailing bytes");
+  }
+  std::vector<GpuActivityRow> rows(row_count);
+  std::string plane;
+  for (uint8_t p = 0; p < start_width + duration_width; ++p) {
+    STEPSCOPE_RETURN_IF_ERROR(read_stream(p < start_width ? "starts" : "durations", row_count, row_count, plane));
+    const uint32_t shift = 8 * (p < start_width ? p : p - start_width);
+    for (uint32_t i = 0; i < row_count; ++i) {
+      uint64_t& value = p < start_width ? rows[i].start_ticks : rows[i].end_ticks;  // zigzag for now
+      value |= uint64_t{static_cast<uint8_t>(plane[i])} << shift;
+    }
+  }
+  if (reader.remaining() != 0) return DataLossError("GPU activity frame has trailing bytes");
+
+  auto truncated = [](const char* what) { return DataLossError(std::string("GPU activity frame ") + what + " truncated"); };
+  // Declarations are kept aside until the whole frame decodes.
+  ByteReader decl(declarations);
+  uint64_t count = 0;
+  if (!decl.ReadVarint(&count) || count > declarations.size()) return truncated("name declarations");
+  std::vector<std::pair<uint32_t, std::string_view>> names;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t id = 0, length = 0;
+    std::string_view text;
+    if (!decl.ReadVarint(&id) || !decl.ReadVarint(&length) || !decl.ReadBytes(length, &text)) {
+      return truncated("name declarations");
+    }
+    if (id == 0 || id > UINT32_MAX) return DataLossError("GPU activity frame declares name id " + std::to_string(id));
+    names.emplace_back(static_cast<uint32_t>(id), text);
+  }
+  if (!decl.ReadVarint(&count) || count > declarations.size()) return truncated("launch configurations");
+  std::vector<std::pair<uint32_t, GpuLaunchConfig>> declared_configs;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t id = 0, value[8];
+    bool ok = decl.ReadVarint(&id);
+    for (uint64_t& v : value) ok = ok && decl.ReadVarint(&v);
+    if (!ok) return truncated("launch configurations");
+    GpuLaunchConfig config;
+    for (int d = 0; d < 3; ++d) {
+      const int64_t grid = UnZigZag(value[d]), block = UnZigZag(value[3 + d]);
+      if (grid < INT32_MIN || grid > INT32_MAX || block < INT32_MIN || block > INT32_MAX) {
+        return DataLossError("GPU activity frame has a launch configuration out of range");
+      }
+      config.grid[d] = static_cast<int32_t>(grid);
+      config.block[d] = static_cast<int32_t>(block);
+    }
+    if (id > UINT32_MAX || value[6] > UINT32_MAX || value[7] > UINT32_MAX) {
+      return DataLossError("GPU activity frame has a launch configuration out of range");
+    }
+    config.registers_per_thread = static_cast<uint32_t>(value[6]);
+    config.shared_memory_bytes = static_cast<uint32_t>(value[7]);
+    declared_configs.emplace_back(static_cast<uint32_t>(id), config);
+  }
+  if (decl.remaining() != 0) return DataLossError("GPU activity frame declarations have trailing bytes");
+
+  ByteReader cols[kColumnCount] = {ByteReader(columns[0]), ByteReader(columns[1]), ByteReader(columns[2]),
+                                   ByteReader(columns[3]), ByteReader(columns[4]), ByteReader(columns[5]),
+                                   ByteReader(columns[6]), ByteReader(columns[7])};
+  auto read_u32 = [&](ByteReader& column, uint32_t* out) {
+    uint64_t value = 0;
+    if (!column.ReadVarint(&value) || value > UINT32_MAX) return false;
+    *out = static_cast<uint32_t>(value);
+    return true;
+  };
+  std::unordered_map<uint32_t, uint64_t> previous_end;
+  std::unordered_map<uint32_t, uint32_t> config_by_name;
+  int64_t correlation = 0;
+  for (uint32_t i = 0; i < row_count; ++i) {
+    GpuActivityRow& row = rows[i];
+    const auto kind = static_cast<uint8_t>(columns[kKinds][i]);
+    if (kind == 0 || kind > kMaxGpuRowKind) {
+      return DataLossError("GPU activity frame row " + std::to_string(i) + " has unknown kind " + std::to_string(kind));
+    }
+    row.kind = static_cast<GpuRowKind>(kind);
+    const bool placed = IsGpuDeviceRow(row.kind) ? read_u32(cols[kPlaces], &row.device) && read_u32(cols[kPlaces], &row.stream)
+                                                 : read_u32(cols[kPlaces], &row.thread_id);
+    if (!placed) return truncated("places");
+    if (!read_u32(cols[IsGpuDeviceRow(row.kind) ? kNames : kHostNames], &row.name_id)) return truncated("names");
+    auto [end, inserted] = previous_end.emplace(GpuRowTrack(row), base_ticks);
+    row.start_ticks = end->second + static_cast<uint64_t>(UnZigZag(row.start_ticks));
+    row.end_ticks = row.start_ticks + static_cast<uint64_t>(UnZigZag(row.end_ticks));
+    end->second = row.end_ticks;
+    uint64_t delta = 0;
+    if (!cols[kCorrelations].ReadVarint(&delta)) return truncated("correlations");
+    correlation += UnZigZag(delta);
+    if (correlation < 0 || correlation > UINT32_MAX) return DataLossError("GPU activity frame correlation out of range");
+    row.correlation = static_cast<uint32_t>(correlation);
+    switch (row.kind) {
+      case GpuRowKind::kKernel: {
+        uint32_t code = 0;
+        if (!read_u32(cols[kConfigs], &code)) return truncated("launch configuration ids");
+        if (code == 0) {
+          auto last = config_by_name.find(row.name_id);
+          if (last == config_by_name.end()) {
+            return DataLossError("GPU activity frame row " + std::to_string(i) +
+                                 " repeats a launch configuration its kernel has not had in the frame");
+          }
+          row.config_id = last->second;
+        } else {
+          row.config_id = code - 1;
+          config_by_name[row.name_id] = row.config_id;
+        }
+        break;
+      }
+      case GpuRowKind::kMemcpy:
+      case GpuRowKind::kMemset:
+        if (!cols[kBytes].ReadVarint(&row.bytes)) return truncated("bytes");
+        break;
+      case GpuRowKind::kRuntimeApi:
+      case GpuRowKind::kDriverApi:
+        if (!read_u32(cols[kCbids], &row.callback_id)) return truncated("callback ids");
+        break;
+      case GpuRowKind::kSync:
+      case GpuRowKind::kOverhead:
+        break;
+    }
+  }
+  for (uint32_t i = kPlaces; i < kColumnCount; ++i) {  // kinds were read by index
+    if (cols[i].remaining() != 0) {
+      return DataLossError(std::string("GPU activity frame has trailing bytes in its ") + kColumnNames[i]);
+    }
+  }
+  for (auto& [id, text] : names) strings[id] = std::string(text);
+  for (auto& [id, config] : declared_configs) configs[id] = config;
+  return rows;
+}
+
+}  // namespace stepscope::store

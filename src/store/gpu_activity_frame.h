@@ -1,0 +1,188 @@
+// The GPU activity frame (FrameType::kGpuActivity, format version 2): one completed CUPTI
+// buffer's device work and API calls, one row per activity record, in columns, appended to a GPU
+// stream's log with one write (docs/formats.md "GPU streams").
+//
+//   prefix   u32 row_count | u64 base_ticks | u8 start_width | u8 duration_width | u16 0
+//   streams  in this order, each {u8 0 raw | 1 zstd, varint length, [zstd: varint stored
+//            length], bytes}:
+//     columns       each of these behind its varint length:
+//       declarations  varint n, n x {varint name id, varint length, bytes}: names first used
+//                     here; varint m, m x {varint config id, 6 x zigzag grid/block x|y|z,
+//                     varint registers per thread, varint shared memory bytes}: launch
+//                     configurations first used here
+//       kinds         u8 per row (GpuRowKind)
+//       places        device work: varint device, varint stream; API calls and overhead:
+//                     varint thread (kGpuNoValue is a device or stream CUPTI did not say)
+//       call names    API calls and overhead: varint name id per row
+//       configs       kernels: varint 0 = the launch configuration of this name's previous
+//                     kernel in this frame, else configuration id + 1
+//       correlations  zigzag varint: correlation - the previous row's (0 before the first)
+//       bytes         memcpy, memset: varint
+//       cbids         runtime and driver calls: varint CUPTI callback id
+//     names         device work: varint name id per row (names are the stream's string ids:
+//                   strings frames and the declarations of this and earlier frames share them)
+//     starts        start_width byte planes (low byte first) of zigzag(start - the previous
+//                   row's end on the same track (store/gpu_tracks.h) in this frame, or -
+//                   base_ticks for the track's first row)
+//     durations     duration_width byte planes of zigzag(end - start)
+//
+// Why so: device work's names and each byte plane of the times get a zstd frame (so entropy
+// tables) of their own, the mostly repetitive rest shares one; a stream that would not shrink
+// (the random low bytes of times) is stored raw, which costs no CPU; times in byte planes keep
+// their random low bytes apart from their predictable high ones; delta coding per track turns
+// back-to-back kernels into a constant gap; and a kernel's launch configuration, which repeats
+// per kernel name, costs nothing when it did. Each frame decodes on its own but for its
+// declarations: a name or configuration declared in a frame that was lost reads as unknown in
+// later frames (and is reported), never as garbage. Decoding validates every field and never
+// reads outside its input.
+//
+// Callers: GpuStreamWriter (encoder, on CUPTI's completion thread), the stream reader (decoder).
+// Threading: an encoder is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "store/block_codec.h"
+#include "store/gpu_tracks.h"
+
+namespace stepscope::store {
+
+// What a row is: the same numbers as the tracer's GpuActivityKind.
+enum class GpuRowKind : uint8_t {
+  kKernel = 1,
+  kMemcpy = 2,
+  kMemset = 3,
+  kSync = 4,
+  kRuntimeApi = 5,
+  kDriverApi = 6,
+  kOverhead = 7,
+};
+inline constexpr uint8_t kMaxGpuRowKind = 7;
+
+// A device, stream or thread CUPTI did not say (the tracer's kGpuNoValue).
+inline constexpr uint32_t kGpuRowNoValue = 0xFFFFFFFFu;
+
+// A kernel's launch configuration, interned per stream.
+struct GpuLaunchConfig {
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  uint32_t registers_per_thread = 0;
+  uint32_t shared_memory_bytes = 0;
+  bool operator==(const GpuLaunchConfig&) const = default;
+};
+
+struct GpuActivityRow {
+  uint64_t start_ticks = 0;
+  uint64_t end_ticks = 0;
+  uint64_t bytes = 0;         // memcpy, memset
+  uint32_t name_id = 0;       // the stream's string id
+  uint32_t correlation = 0;
+  uint32_t device = kGpuRowNoValue;  // device work
+  uint32_t stream = kGpuRowNoValue;  // device work
+  uint32_t thread_id = 0;     // API calls, overhead
+  uint32_t callback_id = 0;   // API calls
+  uint32_t config_id = 0;     // kernels
+  GpuRowKind kind = GpuRowKind::kKernel;
+};
+
+inline constexpr bool IsGpuDeviceRow(GpuRowKind kind) { return kind <= GpuRowKind::kSync; }
+
+// The row's track (store/gpu_tracks.h), as the version-1 encoding put its records.
+constexpr uint32_t GpuRowTrack(GpuRowKind kind, uint32_t device, uint32_t stream, uint32_t thread_id) {
+  switch (kind) {
+    case GpuRowKind::kKernel:
+    case GpuRowKind::kMemcpy:
+    case GpuRowKind::kMemset:
+    case GpuRowKind::kSync:
+      return GpuDeviceTrackId(static_cast<GpuDeviceTrack>(static_cast<uint8_t>(kind) - 1),
+                              device < kGpuTrackDeviceUnknown ? device : kGpuTrackDeviceUnknown,
+                              stream < kGpuTrackStreamUnknown ? stream : kGpuTrackStreamUnknown);
+    case GpuRowKind::kRuntimeApi: return GpuHostTrackId(GpuHostTrack::kRuntime, thread_id);
+    case GpuRowKind::kDriverApi: return GpuHostTrackId(GpuHostTrack::kDriver, thread_id);
+    case GpuRowKind::kOverhead: return GpuHostTrackId(GpuHostTrack::kOverhead, thread_id);
+  }
+  return 0;
+}
+inline uint32_t GpuRowTrack(const GpuActivityRow& row) {
+  return GpuRowTrack(row.kind, row.device, row.stream, row.thread_id);
+}
+
+inline constexpr size_t kGpuFramePrefixBytes = 16;
+// The most rows a frame holds: the encoder starts a new frame there, the decoder refuses more.
+inline constexpr uint32_t kMaxGpuFrameRows = 16384;
+// The most tracks one frame's delta state follows; a row on one more starts a new frame.
+inline constexpr uint32_t kMaxGpuFrameTracks = 128;
+
+// Builds one frame. Hot path: Add() appends to preallocated columns (no allocation, no hashing
+// beyond a small track table).
+class GpuActivityFrameEncoder {
+ public:
+  GpuActivityFrameEncoder();
+  ~GpuActivityFrameEncoder();
+  GpuActivityFrameEncoder(const GpuActivityFrameEncoder&) = delete;
+  GpuActivityFrameEncoder& operator=(const GpuActivityFrameEncoder&) = delete;
+
+  // Whether a row on `track` still fits this frame (else: finish it, write it, Clear()).
+  bool Fits(uint32_t track) const;
+  void DeclareName(uint32_t id, std::string_view text);
+  void DeclareLaunchConfig(uint32_t id, const GpuLaunchConfig& config);
+  // `track` is GpuRowTrack(row); Fits(track) must hold.
+  void Add(const GpuActivityRow& row, uint32_t track);
+
+  uint32_t rows() const { return rows_; }
+  // The frame's payload into `payload` (cleared first), streams compressed with `compressor`.
+  void Finish(BlockEncoder& compressor, int zstd_level, std::string& payload);
+  void Clear();
+
+ private:
+  struct Column;
+  uint64_t& PreviousEnd(uint32_t track);
+  uint32_t ConfigCode(uint32_t name_id, uint32_t config_id);
+
+  std::unique_ptr<Column[]> columns_;
+  std::unique_ptr<uint64_t[]> starts_;     // zigzag, per row
+  std::unique_ptr<uint64_t[]> durations_;  // zigzag, per row
+  uint64_t starts_or_ = 0;     // every start or'ed: its width
+  uint64_t durations_or_ = 0;
+  std::string names_;    // declarations, counts added by Finish
+  std::string configs_;
+  std::string stream_;       // Finish's scratch: one stream before compression
+  std::string compressed_;   // and after
+  uint32_t name_count_ = 0;
+  uint32_t config_count_ = 0;
+  uint32_t rows_ = 0;
+  uint64_t base_ticks_ = 0;
+  uint32_t previous_correlation_ = 0;
+  // Open addressing, cleared per frame by bumping the generation.
+  struct TrackSlot {
+    uint32_t track = 0;
+    uint32_t generation = 0;
+    uint64_t previous_end = 0;
+  };
+  static constexpr uint32_t kTrackSlots = 256;
+  TrackSlot tracks_[kTrackSlots];
+  uint32_t generation_ = 1;
+  uint32_t track_count_ = 0;
+  // Per name id: the frame (generation) and configuration of its last kernel.
+  struct NameConfig {
+    uint32_t generation = 0;
+    uint32_t config_id = 0;
+  };
+  std::vector<NameConfig> name_configs_;
+};
+
+// Decodes a frame payload (prefix and streams). Declared names go into `strings`, declared
+// configurations into `configs` (both the stream's, kept across frames); rows may name ids
+// neither holds (declared in a frame that was lost). DataLoss, saying what was wrong, on any
+// inconsistency; nothing is added to `strings` or `configs` then.
+StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view payload,
+                                                             std::unordered_map<uint32_t, std::string>& strings,
+                                                             std::unordered_map<uint32_t, GpuLaunchConfig>& configs);
+
+}  // namespace stepscope::store

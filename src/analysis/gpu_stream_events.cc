@@ -25,6 +25,51 @@ bool IsGpuStream(const StreamFacts& stream) {
   return JsonString(meta, "kind") == store::kGpuStreamKind;
 }
 
+void GpuRowArgs(const store::GpuActivityRow& row, const store::GpuLaunchConfig* config, const GpuRowArgKeys& keys,
+                std::vector<RecordedArg>& args) {
+  auto arg = [&args](uint32_t key, int64_t value) {
+    RecordedArg out;
+    out.type = RecordedArg::Type::kInt;
+    out.key = key;
+    out.int_value = value;
+    args.push_back(out);
+  };
+  switch (row.kind) {
+    case store::GpuRowKind::kKernel:
+      arg(keys.correlation, row.correlation);
+      if (config != nullptr) {
+        for (int d = 0; d < 3; ++d) {
+          if (d == 0 || config->grid[d] != 1) arg(keys.grid[d], config->grid[d]);
+        }
+        for (int d = 0; d < 3; ++d) {
+          if (d == 0 || config->block[d] != 1) arg(keys.block[d], config->block[d]);
+        }
+        arg(keys.registers, config->registers_per_thread);
+        arg(keys.shared_memory, config->shared_memory_bytes);
+      }
+      break;
+    case store::GpuRowKind::kMemcpy:
+    case store::GpuRowKind::kMemset:
+      arg(keys.correlation, row.correlation);
+      arg(keys.bytes, static_cast<int64_t>(row.bytes));
+      break;
+    case store::GpuRowKind::kSync:
+      if (row.correlation != 0) arg(keys.correlation, row.correlation);
+      break;
+    case store::GpuRowKind::kRuntimeApi:
+    case store::GpuRowKind::kDriverApi:
+      arg(keys.correlation, row.correlation);
+      arg(keys.cbid, row.callback_id);
+      break;
+    case store::GpuRowKind::kOverhead:
+      break;
+  }
+  if (store::IsGpuDeviceRow(row.kind)) {
+    if (row.device >= store::kGpuTrackDeviceUnknown && row.device != store::kGpuRowNoValue) arg(keys.device, row.device);
+    if (row.stream >= store::kGpuTrackStreamUnknown && row.stream != store::kGpuRowNoValue) arg(keys.stream, row.stream);
+  }
+}
+
 GpuStreamEvent DecodeGpuStreamEvent(uint32_t track, std::string_view name, std::span<const RecordedArg> args,
                                     const std::function<std::string_view(uint32_t)>& name_of) {
   GpuStreamEvent out;

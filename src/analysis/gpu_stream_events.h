@@ -11,7 +11,11 @@
 //   ranges and marks ("nvtx"), and the tracer's state changes (phase "stepscope");
 // - launch -> device work: an "ac2g" flow per device operation whose launch (same process and
 //   correlation) was read in the same read (GpuFlowLinker).
-// Callers: stepscope_loader.cc. Threading: the loader's.
+// Version 2 streams hold device work and API calls as rows of GPU activity frames
+// (store/gpu_activity_frame.h): the run decoder turns each row into the span and args the
+// version-1 records (begin, end, one argument each) decoded to (GpuRowArgs), so everything above
+// reads both versions alike.
+// Callers: stepscope_loader.cc, run_decoder.cc. Threading: the loader's.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +28,7 @@
 
 #include "analysis/model.h"
 #include "analysis/run_decoder.h"
+#include "store/gpu_activity_frame.h"
 
 namespace stepscope::analysis {
 
@@ -49,6 +54,20 @@ struct GpuStreamEvent {
   bool tracing_off = false;  // a GpuTracing:off instant
   std::string reason;        // its reason
 };
+
+// The argument keys of GPU rows, as the caller's name ids.
+struct GpuRowArgKeys {
+  uint32_t correlation = 0, grid[3] = {}, block[3] = {}, registers = 0, shared_memory = 0, bytes = 0, cbid = 0,
+           device = 0, stream = 0;
+};
+
+// Appends the args the version-1 encoding recorded for `row`, in its order: kernels
+// "correlation", "grid_x|y|z" and "block_x|y|z" (y and z only when not 1), "registers per
+// thread", "shared memory" (all from `config`; none when it is nullptr: declared in a lost
+// frame); memcpy and memset "correlation", "bytes"; sync "correlation" when not 0; API calls
+// "correlation", "cbid"; device work "device" / "stream" when too large for its track's field.
+void GpuRowArgs(const store::GpuActivityRow& row, const store::GpuLaunchConfig* config, const GpuRowArgKeys& keys,
+                std::vector<RecordedArg>& args);
 
 // `name` is the event's name; `name_of` turns an arg's string id into its text.
 GpuStreamEvent DecodeGpuStreamEvent(uint32_t track, std::string_view name, std::span<const RecordedArg> args,

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/gpu_stream_events.h"
 #include "base/file_system.h"
 #include "base/json_fields.h"
 #include "store/run_directory.h"
@@ -252,12 +253,15 @@ void RunDecoder::PollStream(uint32_t stream_index, RecordedEventSink& sink) {
     thread.last_closed.reset();
   };
 
-  auto on_block = [&](const store::StreamContents& contents, const store::DecodedBlock& block) {
+  auto prepare = [&](const store::StreamContents& contents) {
     if (!state.set_up) set_up_stream(contents);
     if (!state.clock || state.clock_pairs != contents.clock_pairs.size()) {
       state.clock.emplace(contents.clock_pairs, state.ticks_per_ns);
       state.clock_pairs = contents.clock_pairs.size();
     }
+  };
+  auto on_block = [&](const store::StreamContents& contents, const store::DecodedBlock& block) {
+    prepare(contents);
     ThreadState& thread = state.threads[block.tid];
     for (const store::RawRecord& record : block.records) {
       info.records++;
@@ -394,7 +398,49 @@ void RunDecoder::PollStream(uint32_t stream_index, RecordedEventSink& sink) {
     }
   };
 
-  Status scanned = store::FollowStream(directory, state.contents, state.cursor, tail, on_block);
+  // Version 2 GPU streams: each activity row is the span its version-1 records decoded to
+  // (gpu_stream_events.h), complete when read, so handed over at once.
+  std::optional<GpuRowArgKeys> gpu_keys;
+  std::vector<RecordedArg> gpu_args;
+  uint64_t lost_launch_configs = 0;
+  auto on_gpu_rows = [&](const store::StreamContents& contents, std::span<const store::GpuActivityRow> rows) {
+    prepare(contents);
+    if (!gpu_keys) {
+      GpuRowArgKeys& keys = gpu_keys.emplace();
+      keys.correlation = InternName("correlation");
+      for (int d = 0; d < 3; ++d) {
+        keys.grid[d] = InternName(std::string("grid_") + static_cast<char>('x' + d));
+        keys.block[d] = InternName(std::string("block_") + static_cast<char>('x' + d));
+      }
+      keys.registers = InternName("registers per thread");
+      keys.shared_memory = InternName("shared memory");
+      keys.bytes = InternName("bytes");
+      keys.cbid = InternName("cbid");
+      keys.device = InternName("device");
+      keys.stream = InternName("stream");
+    }
+    for (const store::GpuActivityRow& row : rows) {
+      info.records++;
+      RecordedEvent event;
+      event.kind = RecordedKind::kSpan;
+      event.start_ns = state.clock->ToMonotonicNs(row.start_ticks) + state.offset_ns;
+      event.end_ns = state.clock->ToMonotonicNs(row.end_ticks) + state.offset_ns;
+      info.last_ns = std::max({info.last_ns, event.start_ns, event.end_ns});
+      event.tid = store::GpuRowTrack(row);
+      event.name = name_of(row.name_id);
+      const store::GpuLaunchConfig* config = nullptr;
+      if (row.kind == store::GpuRowKind::kKernel) {
+        auto found = contents.gpu_launch_configs.find(row.config_id);
+        if (found != contents.gpu_launch_configs.end()) config = &found->second;
+        else ++lost_launch_configs;
+      }
+      gpu_args.clear();
+      GpuRowArgs(row, config, *gpu_keys, gpu_args);
+      sink.OnEvent(stream_index, event, gpu_args, false);
+    }
+  };
+
+  Status scanned = store::FollowStream(directory, state.contents, state.cursor, tail, on_block, on_gpu_rows);
   if (!scanned.ok()) {
     if (!writer_gone) return;  // nothing readable yet: a process creating its stream right now
     AddProblem(scanned.message() + "; stream '" + stream_name + "' skipped");
@@ -411,7 +457,8 @@ void RunDecoder::PollStream(uint32_t stream_index, RecordedEventSink& sink) {
   info.unwritten = contents.unwritten;
   info.log_bytes = contents.log_bytes;
   info.ring_bytes = contents.ring_bytes;
-  info.block_bytes = contents.frame_bytes[static_cast<size_t>(store::FrameType::kBlock)];
+  info.block_bytes = contents.frame_bytes[static_cast<size_t>(store::FrameType::kBlock)] +
+                     contents.frame_bytes[static_cast<size_t>(store::FrameType::kGpuActivity)];
   info.string_bytes = contents.frame_bytes[static_cast<size_t>(store::FrameType::kStrings)];
   info.other_bytes = contents.log_bytes - std::min(contents.log_bytes, info.block_bytes + info.string_bytes);
   info.writer_gone = writer_gone;
@@ -436,6 +483,11 @@ void RunDecoder::PollStream(uint32_t stream_index, RecordedEventSink& sink) {
   }
   if (missing_names > 0 && writer_gone) {
     AddProblem("stream '" + stream_name + "': " + std::to_string(missing_names) + " names lost from the string table");
+  }
+  if (lost_launch_configs > 0) {
+    AddProblem("stream '" + stream_name + "': " + std::to_string(lost_launch_configs) +
+               " kernels lost their launch configuration (declared in a damaged frame); their grid, block, "
+               "registers and shared memory are not known");
   }
   if (orphan_ends > 0) {
     AddProblem("stream '" + stream_name + "': " + std::to_string(orphan_ends) + " end records had no matching begin");

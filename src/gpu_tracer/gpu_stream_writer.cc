@@ -14,12 +14,8 @@
 namespace stepscope {
 namespace {
 
-using store::GpuDeviceTrack;
-using store::GpuDeviceTrackId;
 using store::GpuHostTrack;
 using store::GpuHostTrackId;
-using store::kGpuTrackDeviceUnknown;
-using store::kGpuTrackStreamUnknown;
 
 // A pair every 10 s, as the recorder writes: CUPTI's clock and CLOCK_MONOTONIC drift apart by
 // parts per million at most, and readers interpolate between pairs.
@@ -28,8 +24,12 @@ constexpr uint64_t kCalibrationIntervalNs = 10'000'000'000;
 // the table stops growing and events take the placeholder name.
 constexpr size_t kMaxNames = 1u << 20;
 constexpr size_t kMaxOpenRanges = 1u << 16;
-// The most records one event takes (a kernel: begin, end and 10 arguments).
-constexpr uint32_t kMaxRecordsPerEvent = 16;
+// Launch configurations are bounded by the program too; past this kernels take id 0, which
+// readers report as a lost configuration.
+constexpr size_t kMaxLaunchConfigs = 1u << 20;
+// Names of records CUPTI gave none: static, so the address cache finds them like CUPTI's.
+constexpr char kUnnamedKernel[] = "<unnamed kernel>";
+constexpr char kUnnamedCall[] = "<unnamed call>";
 
 // Kineto's spellings, so device events read the same whichever profiler recorded them.
 const char* MemcpyKindName(GpuMemcpyKind kind) {
@@ -72,8 +72,6 @@ const char* OverheadName(uint32_t kind) {
   }
 }
 
-uint64_t IntBits(int64_t value) { return static_cast<uint64_t>(value); }
-
 std::string ReadCommandLine() {
   FILE* file = std::fopen("/proc/self/cmdline", "rb");
   if (file == nullptr) return "";
@@ -91,17 +89,30 @@ std::string ReadCommandLine() {
 
 }  // namespace
 
-GpuStreamWriter::GpuStreamWriter(GpuStreamWriterOptions options) : options_(std::move(options)) {
+GpuStreamWriter::GpuStreamWriter(GpuStreamWriterOptions options)
+    : options_(std::move(options)), by_address_(new AddressSlot[kAddressSlots]) {
   std::random_device entropy;
   char name[64];
   std::snprintf(name, sizeof name, "gpu-%d-%04x", static_cast<int>(options_.pid), entropy() & 0xFFFF);
   name_ = name;
+  // Id 0 is "no name".
+  name_text_.emplace_back();
+  name_logged_.push_back(kInStrings);
+  last_config_.emplace_back();
+  config_logged_.push_back(1);
 }
 
 GpuStreamWriter::~GpuStreamWriter() = default;
 
-bool GpuStreamWriter::EnsureStream(uint64_t gpu_timestamp_ns) {
-  if (stream_ != nullptr) return true;
+size_t GpuStreamWriter::ConfigHash::operator()(const store::GpuLaunchConfig& config) const {
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 0xBF58476D1CE4E5B9ull; h ^= h >> 31; };
+  for (int d = 0; d < 3; ++d) mix((uint64_t{static_cast<uint32_t>(config.grid[d])} << 32) | static_cast<uint32_t>(config.block[d]));
+  mix((uint64_t{config.registers_per_thread} << 32) | config.shared_memory_bytes);
+  return static_cast<size_t>(h);
+}
+
+bool GpuStreamWriter::CreateStream(uint64_t gpu_timestamp_ns) {
   if (finished_ || !error_.empty()) return false;
   // The anchor pairs CUPTI's clock with the node's; taken together, they are apart by the two
   // clock reads only.
@@ -131,6 +142,7 @@ bool GpuStreamWriter::EnsureStream(uint64_t gpu_timestamp_ns) {
   stream_options.name = name_;
   stream_options.block_bytes = options_.block_bytes;
   stream_options.block_count = options_.block_count;
+  stream_options.zstd_level = options_.zstd_level;
   stream_options.meta_json = meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   stream_options.clock_anchor = anchor;
   auto stream = store::StreamWriter::Create(stream_options);
@@ -140,19 +152,10 @@ bool GpuStreamWriter::EnsureStream(uint64_t gpu_timestamp_ns) {
   }
   stream_ = std::move(*stream);
   next_calibration_ns_ = MonotonicNowNs() + kCalibrationIntervalNs;
-  keys_.correlation = Intern("correlation");
-  keys_.grid[0] = Intern("grid_x"), keys_.grid[1] = Intern("grid_y"), keys_.grid[2] = Intern("grid_z");
-  keys_.block[0] = Intern("block_x"), keys_.block[1] = Intern("block_y"), keys_.block[2] = Intern("block_z");
-  keys_.registers = Intern("registers per thread");
-  keys_.shared_memory = Intern("shared memory");
-  keys_.bytes = Intern("bytes");
-  keys_.cbid = Intern("cbid");
-  keys_.device = Intern("device");
-  keys_.stream = Intern("stream");
   return true;
 }
 
-uint32_t GpuStreamWriter::Intern(std::string_view text) {
+uint32_t GpuStreamWriter::NameId(std::string_view text) {
   auto it = names_.find(text);
   if (it != names_.end()) return it->second;
   if (names_.size() >= kMaxNames) {
@@ -161,26 +164,93 @@ uint32_t GpuStreamWriter::Intern(std::string_view text) {
     it = names_.find(text);
     if (it != names_.end()) return it->second;
   }
-  const auto id = static_cast<uint32_t>(names_.size() + 1);
-  // In the log before any record can use it (the ring is the file: a reader may see the record
-  // at once).
-  if (Status status = stream_->AppendStrings({{id, std::string(text)}}); !status.ok()) return 0;
-  names_.emplace(std::string(text), id);
+  const auto id = static_cast<uint32_t>(name_text_.size());
+  auto [stored, inserted] = names_.emplace(std::string(text), id);
+  name_text_.push_back(stored->first);  // the map's key: stable while the map lives
+  name_logged_.push_back(0);
+  last_config_.emplace_back();
   return id;
 }
 
-uint32_t GpuStreamWriter::InternCString(const char* text) {
-  auto known = names_by_address_.find(text);
-  if (known != names_by_address_.end() && std::strncmp(text, known->second.text.data(), known->second.text.size()) == 0 &&
-      text[known->second.text.size()] == '\0') {
-    return known->second.id;
-  }
-  const uint32_t id = Intern(text);
-  auto stored = names_.find(std::string_view(text));
-  if (id != 0 && stored != names_.end() && names_by_address_.size() < kMaxNames) {
-    names_by_address_[text] = {stored->first, id};  // the map's key: stable while the map lives
+uint32_t GpuStreamWriter::Intern(std::string_view text) {
+  const uint32_t id = NameId(text);
+  if (name_logged_[id] & kInStrings) return id;
+  // In the log before any record can use it (the ring is the file: a reader may see the record
+  // at once). A frame's declaration does not do: ring records are read before frames.
+  if (Status status = stream_->AppendStrings({{id, std::string(name_text_[id])}}); !status.ok()) return 0;
+  name_logged_[id] |= kInStrings;
+  return id;
+}
+
+uint32_t GpuStreamWriter::FrameName(uint32_t id) {
+  if ((name_logged_[id] & (kInStrings | kInFrames)) == 0) {
+    frame_.DeclareName(id, name_text_[id]);
+    name_logged_[id] |= kInFrames;
+    frame_names_.push_back(id);
   }
   return id;
+}
+
+uint32_t GpuStreamWriter::FrameNameOf(const char* text) {
+  const auto address = reinterpret_cast<uintptr_t>(text);
+  AddressSlot& slot = by_address_[((address >> 3) * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
+  static_assert(kAddressSlots == 1u << 12);
+  if (slot.address == text) {
+    // The text is compared in full: an address may be reused for another name. memcmp reads
+    // the stored length whatever the text holds, which is safe when that stays in the page of
+    // its first byte; else strncmp, which stops at the text's end.
+    const size_t length = slot.text.size();
+    const bool one_page = (address & 4095) + length + 1 <= 4096;
+    const bool same = one_page ? std::memcmp(text, slot.text.data(), length) == 0
+                               : std::strncmp(text, slot.text.data(), length) == 0;
+    if (same && text[length] == '\0') return FrameName(slot.id);
+  }
+  const uint32_t id = NameId(text);
+  slot = {text, name_text_[id], id};
+  return FrameName(id);
+}
+
+uint32_t GpuStreamWriter::MemcpyNameId(GpuMemcpyKind kind, GpuMemoryKind src, GpuMemoryKind dst) {
+  // Kinds beyond the tables spell "Unknown", as index 0 does.
+  auto index = [](auto value, size_t size) {
+    const auto i = static_cast<size_t>(value);
+    return i < size ? i : 0;
+  };
+  uint32_t& id = memcpy_names_[index(kind, 11)][index(src, 8)][index(dst, 8)];
+  if (id == 0) {
+    id = NameId(std::string("Memcpy ") + MemcpyKindName(kind) + " (" + MemoryKindName(src) + " -> " +
+                MemoryKindName(dst) + ")");
+  }
+  return FrameName(id);
+}
+
+uint32_t GpuStreamWriter::MemsetNameId(GpuMemoryKind memory) {
+  const auto i = static_cast<size_t>(memory);
+  uint32_t& id = memset_names_[i < 8 ? i : 0];
+  if (id == 0) id = NameId(std::string("Memset (") + MemoryKindName(memory) + ")");
+  return FrameName(id);
+}
+
+uint32_t GpuStreamWriter::LaunchConfigId(uint32_t name_id, const store::GpuLaunchConfig& config) {
+  LastConfig& last = last_config_[name_id];
+  if (last.id == 0 || !(last.config == config)) {
+    auto it = configs_.find(config);
+    if (it == configs_.end()) {
+      if (configs_.size() >= kMaxLaunchConfigs) {
+        ++configs_over_limit_;
+        return 0;
+      }
+      it = configs_.emplace(config, static_cast<uint32_t>(config_logged_.size())).first;
+      config_logged_.push_back(0);
+    }
+    last = {config, it->second};
+  }
+  if (config_logged_[last.id] == 0) {
+    frame_.DeclareLaunchConfig(last.id, config);
+    config_logged_[last.id] = 1;
+    frame_configs_.push_back(last.id);
+  }
+  return last.id;
 }
 
 GpuStreamWriter::Track* GpuStreamWriter::Reserve(uint32_t track_id, uint32_t records) {
@@ -229,105 +299,111 @@ void GpuStreamWriter::Publish(Track& track) {
 
 void GpuStreamWriter::OnRecord(const GpuActivityRecord& r) {
   if (!EnsureStream(r.start_ns)) return;
-  // Names first (strings frames), then the event's records into its track's block.
-  struct Arg {
-    uint32_t key;
-    int64_t value;
-  };
-  Arg args[kMaxRecordsPerEvent];
-  uint32_t arg_count = 0;
-  auto arg = [&](uint32_t key, int64_t value) { args[arg_count++] = {key, value}; };
-  uint32_t name_id = 0;
-  uint32_t track_id = 0;
-  bool device_work = true;
-  GpuDeviceTrack device_track = GpuDeviceTrack::kKernel;
+  if (r.kind == GpuActivityKind::kMarker) {
+    OnMarker(r);
+    return;
+  }
+  const auto kind = static_cast<store::GpuRowKind>(r.kind);
+  if (static_cast<uint8_t>(kind) == 0 || static_cast<uint8_t>(kind) > store::kMaxGpuRowKind) return;
+  store::GpuActivityRow row;
+  row.kind = kind;
+  row.start_ticks = r.start_ns;
+  row.end_ticks = r.end_ns;
+  row.correlation = r.correlation;
+  if (store::IsGpuDeviceRow(kind)) {
+    row.device = r.device;
+    row.stream = r.stream;
+  } else {
+    row.thread_id = r.thread_id;
+  }
+  const uint32_t track = store::GpuRowTrack(row);
+  // Before any declaration: the row's names and configuration go into the frame that holds it.
+  if (!frame_.Fits(track)) WriteFrame();
   switch (r.kind) {
-    case GpuActivityKind::kKernel:
-      name_id = r.name != nullptr ? InternCString(r.name) : Intern("<unnamed kernel>");
-      device_track = GpuDeviceTrack::kKernel;
-      arg(keys_.correlation, r.correlation);
-      arg(keys_.grid[0], r.grid[0]);
-      if (r.grid[1] != 1) arg(keys_.grid[1], r.grid[1]);
-      if (r.grid[2] != 1) arg(keys_.grid[2], r.grid[2]);
-      arg(keys_.block[0], r.block[0]);
-      if (r.block[1] != 1) arg(keys_.block[1], r.block[1]);
-      if (r.block[2] != 1) arg(keys_.block[2], r.block[2]);
-      arg(keys_.registers, r.registers_per_thread);
-      arg(keys_.shared_memory, r.shared_memory_bytes);
+    case GpuActivityKind::kKernel: {
+      row.name_id = FrameNameOf(r.name != nullptr ? r.name : kUnnamedKernel);
+      store::GpuLaunchConfig config;
+      for (int d = 0; d < 3; ++d) config.grid[d] = r.grid[d], config.block[d] = r.block[d];
+      config.registers_per_thread = r.registers_per_thread;
+      config.shared_memory_bytes = r.shared_memory_bytes;
+      row.config_id = LaunchConfigId(row.name_id, config);
       break;
+    }
     case GpuActivityKind::kMemcpy:
-      name_id = Intern(std::string("Memcpy ") + MemcpyKindName(r.memcpy_kind) + " (" + MemoryKindName(r.src_memory) +
-                       " -> " + MemoryKindName(r.dst_memory) + ")");
-      device_track = GpuDeviceTrack::kMemcpy;
-      arg(keys_.correlation, r.correlation);
-      arg(keys_.bytes, static_cast<int64_t>(r.bytes));
+      row.name_id = MemcpyNameId(r.memcpy_kind, r.src_memory, r.dst_memory);
+      row.bytes = r.bytes;
       break;
     case GpuActivityKind::kMemset:
-      name_id = Intern(std::string("Memset (") + MemoryKindName(r.src_memory) + ")");
-      device_track = GpuDeviceTrack::kMemset;
-      arg(keys_.correlation, r.correlation);
-      arg(keys_.bytes, static_cast<int64_t>(r.bytes));
+      row.name_id = MemsetNameId(r.src_memory);
+      row.bytes = r.bytes;
       break;
     case GpuActivityKind::kSync:
-      name_id = Intern(SyncName(r.sync_kind));
-      device_track = GpuDeviceTrack::kSync;
-      if (r.correlation != 0) arg(keys_.correlation, r.correlation);
+      row.name_id = FrameNameOf(SyncName(r.sync_kind));
       break;
     case GpuActivityKind::kRuntimeApi:
     case GpuActivityKind::kDriverApi:
-      device_work = false;
-      name_id = r.name != nullptr ? InternCString(r.name) : Intern("<unnamed call>");
-      track_id = GpuHostTrackId(r.kind == GpuActivityKind::kRuntimeApi ? GpuHostTrack::kRuntime : GpuHostTrack::kDriver,
-                                r.thread_id);
-      arg(keys_.correlation, r.correlation);
-      arg(keys_.cbid, r.callback_id);
+      row.name_id = FrameNameOf(r.name != nullptr ? r.name : kUnnamedCall);
+      row.callback_id = r.callback_id;
       break;
     case GpuActivityKind::kOverhead:
-      device_work = false;
-      name_id = Intern(OverheadName(r.id));
-      track_id = GpuHostTrackId(GpuHostTrack::kOverhead, r.thread_id);
+      row.name_id = FrameNameOf(OverheadName(r.id));
       break;
-    case GpuActivityKind::kMarker: {
-      const uint32_t marker_track = GpuHostTrackId(GpuHostTrack::kMarker, r.thread_id);
-      if (r.marker_flags & kGpuMarkerEnd) {
-        auto open = open_ranges_.find(r.id);
-        if (open == open_ranges_.end()) return;  // its start was never seen (before tracing began)
-        const auto [name_id, track] = open->second;
-        open_ranges_.erase(open);
-        if (Track* t = Reserve(track, 1)) {
-          Put(*t, r.start_ns, store::RecordKind::kEnd, name_id, 0);
-          Publish(*t);
-          ++events_written_;
-        }
-        return;
-      }
-      const uint32_t range_name = r.name != nullptr ? InternCString(r.name) : Intern("<unnamed range>");
-      const bool start = (r.marker_flags & kGpuMarkerStart) != 0;
-      if (start && open_ranges_.size() >= kMaxOpenRanges) return;
-      if (Track* t = Reserve(marker_track, 1)) {
-        Put(*t, r.start_ns, start ? store::RecordKind::kBegin : store::RecordKind::kInstant, range_name, 0);
-        Publish(*t);
-        if (start) open_ranges_[r.id] = {range_name, marker_track};
-        ++events_written_;
-      }
+    case GpuActivityKind::kMarker:
       return;
+  }
+  frame_.Add(row, track);
+}
+
+void GpuStreamWriter::OnMarker(const GpuActivityRecord& r) {
+  const uint32_t marker_track = GpuHostTrackId(GpuHostTrack::kMarker, r.thread_id);
+  if (r.marker_flags & kGpuMarkerEnd) {
+    auto open = open_ranges_.find(r.id);
+    if (open == open_ranges_.end()) return;  // its start was never seen (before tracing began)
+    const auto [name_id, track] = open->second;
+    open_ranges_.erase(open);
+    if (Track* t = Reserve(track, 1)) {
+      Put(*t, r.start_ns, store::RecordKind::kEnd, name_id, 0);
+      Publish(*t);
+      ++events_written_;
     }
+    return;
   }
-  if (device_work) {
-    const bool device_fits = r.device < kGpuTrackDeviceUnknown;
-    const bool stream_fits = r.stream < kGpuTrackStreamUnknown;
-    track_id = GpuDeviceTrackId(device_track, device_fits ? r.device : kGpuTrackDeviceUnknown,
-                                stream_fits ? r.stream : kGpuTrackStreamUnknown);
-    if (!device_fits && r.device != kGpuNoValue) arg(keys_.device, r.device);
-    if (!stream_fits && r.stream != kGpuNoValue) arg(keys_.stream, r.stream);
+  const uint32_t range_name = Intern(r.name != nullptr ? std::string_view(r.name) : "<unnamed range>");
+  const bool start = (r.marker_flags & kGpuMarkerStart) != 0;
+  if (start && open_ranges_.size() >= kMaxOpenRanges) return;
+  if (Track* t = Reserve(marker_track, 1)) {
+    Put(*t, r.start_ns, start ? store::RecordKind::kBegin : store::RecordKind::kInstant, range_name, 0);
+    Publish(*t);
+    if (start) open_ranges_[r.id] = {range_name, marker_track};
+    ++events_written_;
   }
-  Track* track = Reserve(track_id, 2 + arg_count);
-  if (track == nullptr) return;
-  Put(*track, r.start_ns, store::RecordKind::kBegin, name_id, 0);
-  Put(*track, r.end_ns, store::RecordKind::kEnd, name_id, 0);
-  for (uint32_t i = 0; i < arg_count; ++i) Put(*track, r.end_ns, store::RecordKind::kArgInt, args[i].key, IntBits(args[i].value));
-  Publish(*track);
-  ++events_written_;
+}
+
+void GpuStreamWriter::WriteFrame() {
+  const uint32_t rows = frame_.rows();
+  if (rows == 0) return;
+  const Status written = stream_->AppendFrame(
+      store::FrameType::kGpuActivity,
+      [this](store::BlockEncoder& compressor, int zstd_level, std::string& payload) {
+        frame_.Finish(compressor, zstd_level, payload);
+      });
+  frame_.Clear();
+  if (written.ok()) {
+    events_written_ += rows;
+  } else {
+    if (!frame_write_failing_) {
+      std::fprintf(stderr, "stepscope: GPU records: %s; they are dropped and counted until it can be written\n",
+                   written.message().c_str());
+    }
+    dropped_write_failed_ += rows;
+    stream_->ring().CountDropped(rows, store::RingFile::DropCause::kWriteFailed);
+    // What this frame declared is not in the log: the next frame that uses it declares it.
+    for (uint32_t id : frame_names_) name_logged_[id] &= static_cast<uint8_t>(~kInFrames);
+    for (uint32_t id : frame_configs_) config_logged_[id] = 0;
+  }
+  frame_write_failing_ = !written.ok();
+  frame_names_.clear();
+  frame_configs_.clear();
 }
 
 void GpuStreamWriter::OnCuptiDropped(uint64_t records) {
@@ -338,6 +414,8 @@ void GpuStreamWriter::OnCuptiDropped(uint64_t records) {
 
 void GpuStreamWriter::OnStateChange(uint64_t timestamp_ns, GpuTracerState state, std::string_view reason) {
   if (!EnsureStream(timestamp_ns)) return;
+  // What was recorded before the change is in the log before it.
+  WriteFrame();
   state_ = GpuTracerStateName(state);
   reason_ = std::string(reason);
   const uint32_t name_id = Intern(std::string("GpuTracing:") + state_);
@@ -356,8 +434,9 @@ void GpuStreamWriter::OnStateChange(uint64_t timestamp_ns, GpuTracerState state,
 
 void GpuStreamWriter::OnBufferDone() {
   if (stream_ == nullptr || finished_) return;
-  // Each completed CUPTI buffer leaves the ring for the log: blocks do not linger open on idle
-  // tracks, and the ring only ever holds about one buffer's worth.
+  // Each completed CUPTI buffer is one frame in the log, so a record is on disk once its
+  // buffer completed; the ring's NVTX blocks follow, so the ring only holds what came since.
+  WriteFrame();
   SealAll();
   FlushAndMaybeCalibrate(false);
 }
@@ -399,7 +478,8 @@ std::string GpuStreamWriter::StatsJson(const nlohmann::json* tracer_stats) const
                             {"dropped_by_cause",
                              {{"cupti", dropped_cupti_}, {"ring_full", dropped_store_full_},
                               {"write_failed", dropped_write_failed_}}},
-                            {"names_over_limit", names_over_limit_}}}};
+                            {"names_over_limit", names_over_limit_},
+                            {"launch_configs_over_limit", configs_over_limit_}}}};
   if (tracer_stats != nullptr) stats["gpu"]["tracer"] = *tracer_stats;
   return stats.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -408,6 +488,7 @@ void GpuStreamWriter::Finish(const nlohmann::json& tracer_stats) {
   if (finished_) return;
   finished_ = true;
   if (stream_ == nullptr) return;
+  WriteFrame();
   SealAll();
   FlushAndMaybeCalibrate(true);
   (void)stream_->AppendStats(StatsJson(&tracer_stats));

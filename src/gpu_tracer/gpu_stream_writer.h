@@ -1,21 +1,26 @@
 // Writes a traced process's GPU activity as one stream of the run, gpu-<pid>-<rand>, in the
-// store's format (store/format.h), so the crash-safe readers read it like any other stream.
-// docs/formats.md ("GPU streams") is the normative encoding; in short:
+// store's format (store/format.h, version 2), so the crash-safe readers read it like any other
+// stream. docs/formats.md ("GPU streams") is the normative encoding; in short:
 //
 //   clock      ticks are CUPTI timestamps (ns); the stream's clock frames pair them with
 //              CLOCK_MONOTONIC, the node's clock, so readers convert them like TSC ticks
-//   tracks     one block "thread" per (kind, device, stream) and per (kind, host thread), laid
-//              out in store/gpu_tracks.h
-//   an event   begin(start) + end(end) with its name, then its arguments: kernels "correlation",
-//              "grid_x|y|z", "block_x|y|z" (y and z only when not 1), "registers per thread",
-//              "shared memory"; memcpy/memset "correlation", "bytes"; API calls "correlation",
-//              "cbid"; the tracer's state changes are instants "GpuTracing:<state>" with "reason"
-//   drops      CUPTI's dropped records and records the ring had no room for are counted in the
-//              ring header; the stats frame splits them by cause
+//   activity   kernels, memcpy, memset, sync, runtime/driver calls and CUPTI's overhead: one row
+//              each in a GPU activity frame (store/gpu_activity_frame.h) per completed CUPTI
+//              buffer, appended to the log with one write when the buffer is done; names and
+//              launch configurations are declared in the frame that first uses them
+//   the rest   NVTX ranges and marks and the tracer's state changes ("GpuTracing:<state>" with
+//              "reason") are begin/end/instant records on the ring's tracks (store/gpu_tracks.h)
+//   drops      CUPTI's dropped records, records the ring had no room for and rows whose frame
+//              could not be written are counted in the ring header; the stats frame splits them
+//
+// Cost: a row is a few varints appended to preallocated columns; a name is found by CUPTI's
+// C-string address (checked against its text), a launch configuration by its kernel's name, so
+// no string is built and nothing allocated per record. zstd runs per completed buffer, with the stream
+// writer's context.
 //
 // Callers: GpuTracingSession, as the CuptiTracer's sink. Threading: the sink calls are
 // serialised by the tracer and run on CUPTI's completion thread (never a training thread); the
-// writer compresses and writes there, once per completed buffer, so memory is the ring's.
+// writer compresses and writes there, once per completed buffer.
 #pragma once
 
 #include <cstdint>
@@ -24,11 +29,13 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "platform/cupti/gpu_activity_record.h"
+#include "store/gpu_activity_frame.h"
 #include "store/gpu_tracks.h"
 #include "store/stream_writer.h"
 
@@ -37,8 +44,13 @@ namespace stepscope {
 struct GpuStreamWriterOptions {
   std::string node_dir;         // <root>/<job>/<node>; must exist
   pid_t pid = 0;                // the traced process
-  uint32_t block_bytes = 32 * 1024;
-  uint32_t block_count = 128;   // 4 MiB of ring
+  // The ring holds NVTX records and state changes only (activity goes to the log in frames),
+  // and is emptied at every completed buffer.
+  uint32_t block_bytes = 16 * 1024;
+  uint32_t block_count = 16;
+  // The activity frames' zstd level: 1 keeps them within 8 bytes a kernel in less time than 3
+  // (docs/benchmarks.md).
+  int zstd_level = 1;
   nlohmann::json meta_extra;    // merged into the meta frame ("cupti": library, version, mode)
   // CUPTI's clock now, for the periodic calibration pairs (0: unknown, no pair).
   std::function<uint64_t()> gpu_clock_ns;
@@ -63,6 +75,7 @@ class GpuStreamWriter final : public GpuActivitySink {
   // Why the stream could not be created or written, "" while it can.
   const std::string& error() const { return error_; }
   std::string stream_name() const { return name_; }
+  // Events in the log or the ring (rows of frames written, NVTX records, state changes).
   uint64_t records_written() const { return events_written_; }
 
  private:
@@ -73,12 +86,25 @@ class GpuStreamWriter final : public GpuActivitySink {
     store::RawRecord* first = nullptr;
     uint64_t dropped_since_block = 0;
   };
-  bool EnsureStream(uint64_t gpu_timestamp_ns);
+  bool EnsureStream(uint64_t gpu_timestamp_ns) { return stream_ != nullptr || CreateStream(gpu_timestamp_ns); }
+  bool CreateStream(uint64_t gpu_timestamp_ns);
+  void OnMarker(const GpuActivityRecord& record);
   // Room for `records` more on `track`: its block, or a new one; nullptr (event dropped, counted).
   Track* Reserve(uint32_t track_id, uint32_t records);
   void Put(Track& track, uint64_t ticks, store::RecordKind kind, uint32_t name_id, uint64_t value);
   void Publish(Track& track);
+  // A name's id, made if new (the placeholder's past kMaxNames); not yet written anywhere.
+  uint32_t NameId(std::string_view text);
+  // A name for ring records: in a strings frame before any record can use it.
   uint32_t Intern(std::string_view text);
+  // A name for activity rows: declared in the frame being built unless the log has it.
+  uint32_t FrameName(uint32_t id);
+  uint32_t FrameNameOf(const char* text);  // by address, checked against the text
+  uint32_t MemcpyNameId(GpuMemcpyKind kind, GpuMemoryKind src, GpuMemoryKind dst);
+  uint32_t MemsetNameId(GpuMemoryKind memory);
+  uint32_t LaunchConfigId(uint32_t name_id, const store::GpuLaunchConfig& config);
+  // Appends the frame being built to the log (nothing when empty).
+  void WriteFrame();
   void SealAll();
   void FlushAndMaybeCalibrate(bool final);
   std::string StatsJson(const nlohmann::json* tracer_stats) const;
@@ -88,27 +114,49 @@ class GpuStreamWriter final : public GpuActivitySink {
   std::unique_ptr<store::StreamWriter> stream_;
   bool finished_ = false;
   bool log_write_failing_ = false;
+  bool frame_write_failing_ = false;  // said once per failing spell
   std::string error_;
   // Looked up by string_view: no string is built to find a name.
   struct NameHash {
     using is_transparent = void;
     size_t operator()(std::string_view text) const { return std::hash<std::string_view>()(text); }
   };
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> names_;
+  std::vector<std::string_view> name_text_;  // by id: the map's keys, stable while it lives
+  // Where a name is written, by id: kInStrings (a strings frame), kInFrames (a written frame or
+  // the one being built).
+  static constexpr uint8_t kInStrings = 1, kInFrames = 2;
+  std::vector<uint8_t> name_logged_;
   // Kernel and call names are C strings CUPTI keeps for the module's life, met again and again:
-  // by address first, checked against the text (an address reused for another name misses).
-  struct KnownName {
+  // a direct-mapped cache by address, each hit checked against the text (an address reused for
+  // another name misses).
+  struct AddressSlot {
+    const char* address = nullptr;
     std::string_view text;
     uint32_t id = 0;
   };
-  uint32_t InternCString(const char* text);
-  // The argument keys every event uses, interned once.
-  struct Keys {
-    uint32_t correlation, grid[3], block[3], registers, shared_memory, bytes, cbid, device, stream;
+  static constexpr uint32_t kAddressSlots = 4096;
+  std::unique_ptr<AddressSlot[]> by_address_;
+  // Memcpy and memset names by their kinds (Kineto's spelling, built once).
+  uint32_t memcpy_names_[11][8][8] = {};
+  uint32_t memset_names_[8] = {};
+  // Launch configurations: the last one per kernel name (almost always the one met next), and
+  // all of them by value.
+  struct ConfigHash {
+    size_t operator()(const store::GpuLaunchConfig& config) const;
   };
-  Keys keys_{};
+  struct LastConfig {
+    store::GpuLaunchConfig config;
+    uint32_t id = 0;
+  };
+  std::vector<LastConfig> last_config_;  // by name id
+  std::unordered_map<store::GpuLaunchConfig, uint32_t, ConfigHash> configs_;
+  std::vector<uint8_t> config_logged_;  // by id: in a written frame or the one being built
+  // Declared in the frame being built: undone if it cannot be written.
+  std::vector<uint32_t> frame_names_;
+  std::vector<uint32_t> frame_configs_;
+  store::GpuActivityFrameEncoder frame_;
   std::unordered_map<uint32_t, Track> tracks_;
-  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> names_;
-  std::unordered_map<const char*, KnownName> names_by_address_;
   // NVTX ranges open by id: their name and track, for the end record (which has no name).
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> open_ranges_;
   uint64_t events_written_ = 0;
@@ -116,6 +164,7 @@ class GpuStreamWriter final : public GpuActivitySink {
   uint64_t dropped_store_full_ = 0;
   uint64_t dropped_write_failed_ = 0;
   uint64_t names_over_limit_ = 0;
+  uint64_t configs_over_limit_ = 0;
   uint64_t next_calibration_ns_ = 0;
   std::string state_ = "off";
   std::string reason_;

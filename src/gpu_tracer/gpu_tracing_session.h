@@ -22,8 +22,9 @@ namespace stepscope {
 struct GpuTracingOptions {
   std::string node_dir;
   CuptiTracerOptions tracer;
-  uint32_t block_bytes = 32 * 1024;
-  uint32_t block_count = 128;
+  // The ring holds NVTX records and state changes only (GpuStreamWriterOptions).
+  uint32_t block_bytes = 16 * 1024;
+  uint32_t block_count = 16;
 };
 
 class GpuTracingSession {

@@ -23,6 +23,7 @@
 #include "fuzz_inputs.h"
 #include "model_file_input.h"
 #include "store/block_codec.h"
+#include "store/gpu_activity_frame.h"
 #include "store/log_file.h"
 #include "store/stream_writer.h"
 
@@ -48,6 +49,51 @@ uint64_t Bits(double value) {
 
 store::RawRecord Rec(uint64_t ticks, store::RecordKind kind, uint32_t name, uint64_t value = 0, uint8_t phase = 0) {
   return {ticks, name, static_cast<uint8_t>(kind), phase, 0, value};
+}
+
+// A GPU activity frame as the GPU tracer writes one per CUPTI buffer: a launch and its kernel,
+// a driver launch on another device's stream, a memcpy, a memset, a sync, CUPTI's overhead, and
+// a kernel on a stream too large for its track field; names and launch configurations declared.
+std::string GpuFramePayload() {
+  using K = store::GpuRowKind;
+  store::GpuActivityFrameEncoder encoder;
+  encoder.DeclareName(1, "cudaLaunchKernel");
+  encoder.DeclareName(2, "ampere_sgemm_128x64_nn");
+  encoder.DeclareName(3, "Memcpy HtoD (Pinned -> Device)");
+  store::GpuLaunchConfig config;
+  config.grid[0] = 128, config.grid[1] = 2, config.grid[2] = 1;
+  config.block[0] = 256, config.block[1] = 1, config.block[2] = 1;
+  config.registers_per_thread = 64;
+  config.shared_memory_bytes = 4096;
+  encoder.DeclareLaunchConfig(1, config);
+  auto row = [&](K kind, uint64_t start, uint64_t end, uint32_t name, uint32_t correlation, uint32_t device,
+                 uint32_t stream) {
+    store::GpuActivityRow r;
+    r.kind = kind;
+    r.start_ticks = start;
+    r.end_ticks = end;
+    r.name_id = name;
+    r.correlation = correlation;
+    if (store::IsGpuDeviceRow(kind)) r.device = device, r.stream = stream;
+    else r.thread_id = 4242;
+    if (kind == K::kKernel) r.config_id = 1;
+    if (kind == K::kMemcpy || kind == K::kMemset) r.bytes = 1u << 20;
+    if (kind == K::kRuntimeApi || kind == K::kDriverApi) r.callback_id = 211;
+    encoder.Add(r, store::GpuRowTrack(r));
+  };
+  row(K::kRuntimeApi, 1000, 4000, 1, 1, 0, 0);
+  row(K::kKernel, 5000, 45000, 2, 1, 0, 7);
+  row(K::kDriverApi, 6000, 9000, 1, 2, 0, 0);
+  row(K::kKernel, 46000, 80000, 2, 2, 1, 13);
+  row(K::kMemcpy, 81000, 90000, 3, 3, 0, 7);
+  row(K::kMemset, 91000, 92000, 3, 4, 0, 8);
+  row(K::kSync, 93000, 99000, 3, 0, store::kGpuRowNoValue, store::kGpuRowNoValue);
+  row(K::kOverhead, 99500, 99900, 1, 0, 0, 0);
+  row(K::kKernel, 100000, 120000, 2, 5, 200, 5'000'000);
+  std::string payload;
+  store::BlockEncoder compressor;
+  encoder.Finish(compressor, 3, payload);
+  return payload;
 }
 
 // One of each record kind, as a training step would produce them.
@@ -169,6 +215,21 @@ int Run(const std::string& out_dir) {
       {static_cast<uint8_t>(store::FrameType::kBlock), block_payload},
       {static_cast<uint8_t>(store::FrameType::kStats), R"({"events_dropped":0,"compacted":true})"}};
   ok &= WriteAll(stream_dir + "/built-system-log", StreamInput(kHasLog | kBuiltLog | kHasManifest, LogSpec(system_frames), "", manifest));
+  // A GPU stream (format version 2): its activity frame, then one cut short by a crash.
+  const std::string gpu_frame = GpuFramePayload();
+  ok &= WriteAll(log_dir + "/gpu-frame-payload", gpu_frame);
+  ok &= WriteAll(log_dir + "/log-one-gpu-frame", LogHeaderBytes() + [&] {
+    std::string frame;
+    AppendFrame(frame, static_cast<uint8_t>(store::FrameType::kGpuActivity), gpu_frame);
+    return frame;
+  }());
+  std::vector<std::pair<uint8_t, std::string>> gpu_frames = {
+      {static_cast<uint8_t>(store::FrameType::kMeta),
+       R"({"kind":"gpu","pid":8,"ticks_per_ns":1.0,"tick_source":"cupti","clock_anchor":{"monotonic_ns":5,"realtime_ns":9}})"},
+      {static_cast<uint8_t>(store::FrameType::kClock), frames[1].second},
+      {static_cast<uint8_t>(store::FrameType::kGpuActivity), gpu_frame},
+      {static_cast<uint8_t>(store::FrameType::kGpuActivity), gpu_frame.substr(0, gpu_frame.size() / 2)}};
+  ok &= WriteAll(stream_dir + "/built-gpu-log", StreamInput(kHasLog | kBuiltLog | kHasManifest, LogSpec(gpu_frames), "", manifest));
 
   writer->reset();
   unlink((work_dir + "/seed.log").c_str());

@@ -1,9 +1,10 @@
 // libFuzzer target: a stream's .log bytes -> ParseLog, and every frame's payload -> its decoder
-// (DecodeBlock for block frames, the varint string table for string frames, clock pairs).
+// (DecodeBlock for block frames, DecodeGpuActivityFrame for GPU activity frames, the varint
+// string table for string frames, clock pairs).
 //
 // Each input is tried three ways: as a whole log file; as a log whose frame checksums are
 // recomputed first (so mutated payloads reach the decoders instead of stopping at the
-// checksum); and as a bare block-frame payload. Besides "no crash, no ASan report" it checks
+// checksum); and as a bare block-frame payload and GPU-activity-frame payload. Besides "no crash, no ASan report" it checks
 // properties a reader relies on, and traps when one fails:
 //   - frames returned by ParseLog lie inside the input, in order, without overlap, with a valid
 //     type and a matching checksum;
@@ -16,10 +17,13 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "fuzz_inputs.h"
 #include "store/block_codec.h"
 #include "store/format.h"
+#include "store/gpu_activity_frame.h"
 #include "store/log_file.h"
 #include "store/varint.h"
 
@@ -53,6 +57,51 @@ void CheckBlock(std::string_view payload) {
   FUZZ_CHECK(SameRecords(*normalised, *again));
 }
 
+bool SameRows(const std::vector<store::GpuActivityRow>& a, const std::vector<store::GpuActivityRow>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const store::GpuActivityRow &x = a[i], &y = b[i];
+    if (x.kind != y.kind || x.start_ticks != y.start_ticks || x.end_ticks != y.end_ticks || x.name_id != y.name_id ||
+        x.correlation != y.correlation || x.bytes != y.bytes || x.config_id != y.config_id ||
+        x.callback_id != y.callback_id || x.device != y.device || x.stream != y.stream || x.thread_id != y.thread_id) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void CheckGpuFrame(std::string_view payload) {
+  std::unordered_map<uint32_t, std::string> strings;
+  std::unordered_map<uint32_t, store::GpuLaunchConfig> configs;
+  auto rows = store::DecodeGpuActivityFrame(payload, strings, configs);
+  if (!rows.ok()) {
+    FUZZ_CHECK(strings.empty() && configs.empty());  // a damaged frame declares nothing
+    return;
+  }
+  uint32_t announced;
+  std::memcpy(&announced, payload.data(), sizeof announced);
+  FUZZ_CHECK(rows->size() == announced);
+  store::GpuActivityFrameEncoder encoder;
+  for (const auto& [id, text] : strings) encoder.DeclareName(id, text);
+  for (const auto& [id, config] : configs) encoder.DeclareLaunchConfig(id, config);
+  for (const store::GpuActivityRow& row : *rows) {
+    FUZZ_CHECK(static_cast<uint8_t>(row.kind) >= 1 && static_cast<uint8_t>(row.kind) <= store::kMaxGpuRowKind);
+    const uint32_t track = store::GpuRowTrack(row);
+    if (!encoder.Fits(track)) return;  // more tracks than one frame of the writer's holds
+    encoder.Add(row, track);
+  }
+  std::string again;
+  store::BlockEncoder compressor;
+  encoder.Finish(compressor, 1, again);
+  std::unordered_map<uint32_t, std::string> strings_again;
+  std::unordered_map<uint32_t, store::GpuLaunchConfig> configs_again;
+  auto rows_again = store::DecodeGpuActivityFrame(again, strings_again, configs_again);
+  FUZZ_CHECK(rows_again.ok());
+  FUZZ_CHECK(SameRows(*rows, *rows_again));
+  FUZZ_CHECK(strings_again == strings);
+  FUZZ_CHECK(configs_again == configs);
+}
+
 void CheckStrings(std::string_view payload) {
   store::ByteReader reader(payload);
   while (reader.remaining() > 0) {
@@ -79,6 +128,7 @@ void CheckLog(std::string_view bytes) {
     switch (frame.type) {
       case store::FrameType::kBlock: CheckBlock(frame.payload); break;
       case store::FrameType::kStrings: CheckStrings(frame.payload); break;
+      case store::FrameType::kGpuActivity: CheckGpuFrame(frame.payload); break;
       default: break;  // clock, meta, stats: read by ReadStream (store_stream_fuzzer)
     }
   }
@@ -114,5 +164,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string repaired = WithRepairedChecksums(bytes);
   if (repaired != bytes) CheckLog(repaired);
   CheckBlock(bytes);
+  CheckGpuFrame(bytes);
   return 0;
 }

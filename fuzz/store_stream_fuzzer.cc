@@ -5,7 +5,8 @@
 // are taken raw or built with valid checksums and header checks, and whether to compact.
 //
 // Properties checked (a failure traps):
-//   - ReadStream returns blocks with unique, increasing sequence numbers and valid records;
+//   - ReadStream returns blocks with unique, increasing sequence numbers and valid records, and
+//     GPU activity rows (a GPU stream's frames, whole or cut short) of known kinds;
 //   - every problem ReadStream reports names the log or the ring file;
 //   - the run's events are sorted by start and reference valid streams and nodes;
 //   - compaction loses nothing: once CompactStream succeeded, reading the stream again gives
@@ -46,6 +47,9 @@ std::map<uint64_t, size_t> RecordsPerSeq(const store::StreamContents& contents) 
     previous_seq = block.seq;
     for (const store::RawRecord& record : block.records) FUZZ_CHECK(store::IsValidRecord(record));
     records[block.seq] = block.records.size();
+  }
+  for (const store::GpuActivityRow& row : contents.gpu_rows) {
+    FUZZ_CHECK(static_cast<uint8_t>(row.kind) >= 1 && static_cast<uint8_t>(row.kind) <= store::kMaxGpuRowKind);
   }
   for (const std::string& problem : contents.problems) {
     FUZZ_CHECK(problem.find(kStream) != std::string::npos);

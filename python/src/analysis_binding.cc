@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "analysis/model.h"
@@ -62,8 +63,9 @@ py::dict EventDict(const Model& model, const analysis::FrameworkEvent& event) {
 }
 
 // A read-only numpy copy of `values`: a copy, since Model.refresh() may move the vectors.
-template <typename T>
-py::array_t<T> ReadOnlyCopy(const std::vector<T>& values) {
+template <typename Values>
+auto ReadOnlyCopy(const Values& values) {
+  using T = std::remove_cv_t<std::remove_pointer_t<decltype(values.data())>>;
   py::array_t<T> array(static_cast<py::ssize_t>(values.size()), values.data());
   py::detail::array_proxy(array.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
   return array;

@@ -228,8 +228,7 @@ size_t Model::ApproximateBytes() const {
                  flows_.capacity() * sizeof(Flow) + steps_.capacity() * sizeof(uint32_t) +
                  block_max_end_.capacity() * sizeof(int64_t);
   for (const SystemSeries& series : series_) {
-    bytes += sizeof(SystemSeries) + series.time_ns.capacity() * sizeof(int64_t) +
-             series.value.capacity() * sizeof(double);
+    bytes += sizeof(SystemSeries) + series.time_ns.ApproximateBytes() + series.value.capacity() * sizeof(double);
   }
   for (size_t i = 0; i < strings_.size(); ++i) bytes += strings_.Get(static_cast<StringId>(i)).size() + 48;
   return bytes;
@@ -247,6 +246,8 @@ ModelBuilder::ModelBuilder(Model&& model) : model_(std::move(model)) {
     key.append(1, '\0').append(model_.String(series.type)).append(1, '\0').append(model_.String(series.name));
     key.append(1, '\0').append(model_.String(series.dimension));
     series_index_.emplace(std::move(key), i);
+    if (series.node >= timelines_.size()) timelines_.resize(series.node + 1);
+    timelines_[series.node].Adopt(series.time_ns);
   }
 }
 
@@ -326,7 +327,8 @@ uint32_t ModelBuilder::SeriesFor(uint32_t node, std::string_view type, std::stri
 
 void ModelBuilder::AddSample(uint32_t series, int64_t time_ns, double value) {
   SystemSeries& target = model_.series_[series];
-  target.time_ns.push_back(time_ns);
+  if (target.node >= timelines_.size()) timelines_.resize(target.node + 1);
+  timelines_[target.node].Append(target.time_ns, time_ns);
   target.value.push_back(value);
 }
 

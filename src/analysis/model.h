@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "analysis/problem.h"
+#include "analysis/sample_times.h"
 #include "base/status.h"
 #include "store/run_manifest.h"
 
@@ -150,7 +151,7 @@ struct SystemSeries {
   StringId type = 0;          // "cpu", "gpu", "memory", "i/o", "network", or stepscope's own ("process")
   StringId name = 0;          // "cpu0", "gpu1", "MemoryUsedPercent", "ReceiveBytesPerSecond", ...
   StringId dimension = 0;     // "CPUUtilization", "I/OWaitPercentage", "GPUUtilization", ...
-  std::vector<int64_t> time_ns;  // ascending (ties allowed)
+  SampleTimes time_ns;           // ascending (ties allowed); shared with the node's other series
   std::vector<double> value;
 };
 
@@ -397,6 +398,7 @@ class ModelBuilder {
   std::vector<uint32_t> new_provisional_;  // insertion indices
   std::unordered_map<std::string, uint32_t> node_index_;
   std::unordered_map<std::string, uint32_t> series_index_;
+  std::vector<SampleTimelines> timelines_;  // by node: the timestamps its series share
   int64_t complete_until_ns_ = -1;
 };
 

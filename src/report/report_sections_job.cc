@@ -99,7 +99,7 @@ constexpr std::array<TimelineMetric, 14> kTimeline = {{
 TimedValues MeanByTimestamp(std::span<const analysis::SystemSeries* const> series) {
   TimedValues out;
   if (series.size() == 1) {
-    out.time_ns = series[0]->time_ns;
+    out.time_ns = series[0]->time_ns.ToVector();
     out.values = series[0]->value;
     return out;
   }

@@ -32,7 +32,7 @@ packages=(
   libzstd-dev libxxhash-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-venv python3-torch python3-pybind11 python3-numpy python3-pytest
-  clang libclang-rt-14-dev procps ccache valgrind stress
+  clang libclang-rt-14-dev procps ccache valgrind stress prometheus
   chromium
 )
 # The HTML report's front end (web/) is bundled with Node.js at build time. Debian's nodejs

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/alerts_command.h"
 #include "cli/compare_command.h"
 #include "cli/ctl_command.h"
 #include "cli/detail_summary.h"
@@ -40,7 +41,8 @@ int FindRunCommandStart(int argc, char** argv) {
                                                          "--detailed-steps", "--python-steps", "--dataloader-steps",
                                                          "--gpu-steps",
                                                          "--python-profiler", "--rule", "--instance", "--count",
-                                                         "--prices", "--gpu-tracing"};
+                                                         "--prices", "--gpu-tracing", "--metrics-port",
+                                                         "--metrics-host"};
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") return i;
@@ -143,6 +145,12 @@ int main(int argc, char** argv) {
   run_app->add_option("--instance", run_instance, "Instance type the job runs on, e.g. p3.2xlarge (for compare's cost)");
   run_app->add_option("--count", run_instance_count, "How many instances the job runs on (for compare's cost)");
   std::string run_gpu_tracing;
+  std::string run_metrics_port, run_metrics_host;
+  run_app->add_option("--metrics-port", run_metrics_port,
+                      "Serve Prometheus metrics on this port while the job runs (0: any free port; default off; "
+                      "docs/prometheus.md)");
+  run_app->add_option("--metrics-host", run_metrics_host,
+                      "The address the metrics endpoint binds (default 127.0.0.1)");
   run_app->add_option("--gpu-tracing", run_gpu_tracing,
                       "What the CUPTI tracer records on NVIDIA GPUs: whole-job (kernels, copies, launches; default), "
                       "everything (also memsets, syncs, every CUDA call, NVTX) or off");
@@ -174,6 +182,18 @@ int main(int argc, char** argv) {
                         "Instance price catalogue for RightSizing (JSON or TOML, docs/rules.md; default: the built-in one)");
   rules_app->add_option("--custom", rules_invocation.custom,
                         "A Python file of custom rules (docs/custom-rules.md); repeatable");
+  stepscope::cli::AlertsInvocation alerts;
+  CLI::App* alerts_app = app.add_subcommand(
+      "alerts", "Write Prometheus alerting rules equivalent to the built-in system rules, over the series of "
+                "stepscope run --metrics-port (docs/prometheus.md).");
+  alerts_app->footer("Example: stepscope alerts --rule LowGPUUtilization.threshold_p95=60 -o stepscope-alerts.yml");
+  alerts_app->add_option("--rule", alerts.overrides, "RULE.PARAM=VALUE, as for stepscope rules (repeatable)")
+      ->allow_extra_args(false);
+  alerts_app->add_option("--config", alerts.config, "A run config file (TOML or JSON) whose rules table applies first");
+  alerts_app->add_option("--interval", alerts.interval,
+                         "The jobs' sampling interval (stepscope run --interval; default the config's, else 500ms)");
+  alerts_app->add_option("--scrape-interval", alerts.scrape_interval, "Prometheus' scrape interval (default 15s)");
+  alerts_app->add_option("-o,--out", alerts.out, "Output file (default stdout)");
   std::vector<std::string> run_rules;
   run_app->add_option("--rule", run_rules, "RULE.PARAM=VALUE for the rules evaluated during the run (repeatable)")
       ->allow_extra_args(false);
@@ -246,7 +266,10 @@ int main(int argc, char** argv) {
   if (!run_instance_count.empty()) run.flag_values.emplace_back("instance_count", run_instance_count);
   if (!run_prices.empty()) run.flag_values.emplace_back("prices", run_prices);
   if (!run_gpu_tracing.empty()) run.flag_values.emplace_back("gpu_tracing", run_gpu_tracing);
+  if (!run_metrics_port.empty()) run.flag_values.emplace_back("metrics_port", run_metrics_port);
+  if (!run_metrics_host.empty()) run.flag_values.emplace_back("metrics_host", run_metrics_host);
   if (rules_app->parsed()) return stepscope::cli::RulesCommand(rules_invocation);
+  if (alerts_app->parsed()) return stepscope::cli::AlertsCommand(alerts);
   for (const std::string& rule : run_rules) run.flag_values.emplace_back("rules", rule);
   if (import_sagemaker_app->parsed()) return stepscope::cli::ImportCommand(import_sagemaker);
   if (import_kineto_app->parsed()) return stepscope::cli::ImportCommand(import_kineto);

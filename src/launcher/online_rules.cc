@@ -83,17 +83,20 @@ void OnlineRules::Pass(bool final_pass) {
   if (Status written = report_->WriteOutputs(output_dir_); !written.ok()) {
     Problem("rules: cannot write " + output_dir_ + ": " + written.message());
   }
+  if (observer_) observer_(*model, *report_);
 }
 
 std::unique_ptr<OnlineRules> StartOnlineRules(const std::string& job_dir, const nlohmann::json& section,
                                               const std::vector<std::string>& overrides,
-                                              const std::vector<rules::InstanceType>* catalog, OnlineRules::Log log) {
+                                              const std::vector<rules::InstanceType>* catalog, OnlineRules::Log log,
+                                              OnlineRules::PassObserver observer) {
   auto report = rules::MakeConfiguredProfilerReport("", section, overrides, catalog);
   if (!report.ok()) {
     if (log) log("rules: online evaluation is off: " + report.status().message());
     return nullptr;
   }
   auto online = std::make_unique<OnlineRules>(job_dir, std::move(*report), nullptr, log);
+  online->SetPassObserver(std::move(observer));
   if (Status started = online->Start(); !started.ok()) {
     if (log) log("rules: online evaluation is off: " + started.message());
     return nullptr;

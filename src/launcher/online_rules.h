@@ -53,6 +53,11 @@ class OnlineRules {
   // Stops the thread and does the final pass.
   void Finish();
 
+  // Called after each pass that evaluated, on the rules' thread, with the model it read (the
+  // Prometheus endpoint's framework figures). Set before Start.
+  using PassObserver = std::function<void(const analysis::Model& model, const rules::ProfilerReport& report)>;
+  void SetPassObserver(PassObserver observer) { observer_ = std::move(observer); }
+
   const std::string& output_dir() const { return output_dir_; }
   const rules::ProfilerReport& report() const { return *report_; }
   bool disabled() const { return disabled_; }
@@ -67,6 +72,7 @@ class OnlineRules {
   std::unique_ptr<rules::ProfilerReport> report_;
   Loader loader_;
   Log log_;
+  PassObserver observer_;
   WaitClock* const clock_;
   bool disabled_ = false;
   std::string last_problem_;
@@ -79,10 +85,11 @@ class OnlineRules {
 
 // The run command's entry point: the built-in rules with the config's `rules` section and
 // overrides and RightSizing's `catalog` (the config's --prices; null: the built-in example),
-// evaluating <job_dir> in the background. nullptr (after one logged line) when they cannot be set
-// up; the job runs either way.
+// evaluating <job_dir> in the background; `observer` (may be empty) sees each pass. nullptr (after
+// one logged line) when they cannot be set up; the job runs either way.
 std::unique_ptr<OnlineRules> StartOnlineRules(const std::string& job_dir, const nlohmann::json& section,
                                               const std::vector<std::string>& overrides,
-                                              const std::vector<rules::InstanceType>* catalog, OnlineRules::Log log);
+                                              const std::vector<rules::InstanceType>* catalog, OnlineRules::Log log,
+                                              OnlineRules::PassObserver observer = {});
 
 }  // namespace stepscope::launcher

@@ -139,7 +139,7 @@ const std::vector<std::string>& RunConfigKeys() {
   static const std::vector<std::string> keys = {
       "out",    "job",            "node",         "interval",         "torch",
       "detail", "detailed_steps", "python_steps", "dataloader_steps", "gpu_steps", "python_profiler", "rules",
-      "instance", "instance_count", "gpu_tracing", "prices"};
+      "instance", "instance_count", "gpu_tracing", "prices", "metrics_port", "metrics_host"};
   return keys;
 }
 
@@ -247,6 +247,20 @@ Status SetRunConfigValue(RunConfig& config, const std::string& key, const std::s
     if (!catalog.ok()) return InvalidArgumentError(origin + ": " + catalog.status().message());
     config.prices = value;
     config.price_catalog = std::move(*catalog);
+  } else if (key == "metrics_port") {
+    char* end = nullptr;
+    const long long port = std::strtoll(value.c_str(), &end, 10);
+    if (value == "off") {
+      config.metrics_port = -1;
+    } else if (value.empty() || *end != '\0' || port < 0 || port > 65535) {
+      return InvalidArgumentError(origin + ": metrics port must be a port number (0 for any free one) or off, not '" +
+                                  value + "'");
+    } else {
+      config.metrics_port = static_cast<int32_t>(port);
+    }
+  } else if (key == "metrics_host") {
+    if (value.empty() || value.size() > 255) return InvalidArgumentError(origin + ": metrics host must be an address");
+    config.metrics_host = value;
   } else {
     return InvalidArgumentError(origin + ": unknown setting '" + key + "'; known settings: " + KnownKeys());
   }

@@ -27,6 +27,9 @@
 //                                                 rules/run_cost.h), read when set so a bad one
 //                                                 stops the run before the job starts; RightSizing
 //                                                 and the end-of-run report use it
+//   metrics_port, metrics_host                    the Prometheus endpoint (--metrics-port: a port,
+//                                                 0 for any free one, or "off", the default;
+//                                                 --metrics-host, default 127.0.0.1; docs/prometheus.md)
 // Within one layer the keys apply in the order above, so `--no-detail --python-steps 3:1` keeps
 // one window.
 //
@@ -81,6 +84,8 @@ struct RunConfig {
   std::string gpu_tracing = "whole_job";  // whole_job | everything | off
   std::string prices;                  // the catalogue file as given; empty: the built-in example
   std::vector<rules::InstanceType> price_catalog;  // its entries, read once when `prices` was set
+  int32_t metrics_port = -1;           // -1: no Prometheus endpoint; 0: any free port
+  std::string metrics_host = "127.0.0.1";
   std::map<std::string, ConfigSource> sources;  // key -> where its value came from
 };
 

@@ -13,6 +13,7 @@
 #include "launcher/child_process.h"
 #include "launcher/control_watcher.h"
 #include "launcher/gpu_tracing_injection.h"
+#include "launcher/job_metrics.h"
 #include "launcher/online_rules.h"
 #include "launcher/python_startup.h"
 #include "launcher/run_directory_claim.h"
@@ -212,7 +213,22 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   LinuxSourcesOptions source_options;
   source_options.job_root_pid = child->pid();
   source_options.host = HostConstants::FromSysconf();
-  SystemSampler sampler(sink->get(), config.interval_ns, [](std::string_view source, const Status& status) {
+  // The Prometheus endpoint (--metrics-port) sees every poll the run's system stream gets.
+  std::unique_ptr<JobMetrics> metrics;
+  SampleSink* sampler_sink = sink->get();
+  if (config.metrics_port >= 0) {
+    auto started = JobMetrics::Start({job, node, STEPSCOPE_VERSION, static_cast<double>(realtime_anchor_ns) / 1e9},
+                                     config.metrics_host, config.metrics_port);
+    if (started.ok()) {
+      metrics = std::move(*started);
+      sampler_sink = metrics->Tee(sampler_sink);
+      std::fprintf(stderr, "stepscope: Prometheus metrics on http://%s:%d/metrics\n", config.metrics_host.c_str(),
+                   metrics->port());
+    } else {
+      PrintError("Prometheus metrics are off: " + started.status().message());
+    }
+  }
+  SystemSampler sampler(sampler_sink, config.interval_ns, [](std::string_view source, const Status& status) {
     std::fprintf(stderr, "stepscope: %.*s metrics: %s\n", static_cast<int>(source.size()), source.data(),
                  status.message().c_str());
   });
@@ -251,7 +267,11 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   std::unique_ptr<OnlineRules> online_rules =
       StartOnlineRules(run_dir, config.rules, config.rule_overrides,
                        config.prices.empty() ? nullptr : &config.price_catalog,
-                       [](const std::string& line) { PrintError(line); });
+                       [](const std::string& line) { PrintError(line); },
+                       metrics == nullptr ? OnlineRules::PassObserver()
+                                          : [&metrics](const analysis::Model& model, const rules::ProfilerReport& report) {
+                                              metrics->ObservePass(model, report);
+                                            });
 
   ChildExit exit = child->Wait();
   control_watcher.Stop();

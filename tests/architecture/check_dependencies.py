@@ -42,10 +42,13 @@ ALLOWED = {
     "report": {"base", "analysis", "rules"},
     "compare": {"base", "analysis", "rules"},
     "export": {"base", "analysis"},
-    "launcher": {"base", "store", "platform", "sampler", "analysis", "rules"},
+    # Prometheus: the exposition of the sampler's polls and the rules' figures, and alerting rules
+    # built from the rules' parameters; the launcher serves it, the command writes the alerts.
+    "prometheus": {"base", "sampler", "analysis", "rules"},
+    "launcher": {"base", "store", "platform", "sampler", "analysis", "rules", "prometheus"},
     "server": {"base", "store", "analysis", "rules", "report", "compare", "export"},
     "cli": {"base", "store", "recorder", "platform", "sampler", "analysis", "importers", "rules", "report",
-            "compare", "export", "launcher", "server"},
+            "compare", "export", "launcher", "server", "prometheus"},
     "python": {"base", "store", "recorder", "platform", "sampler", "analysis", "importers", "rules", "report",
                "compare", "export", "launcher"},
 }

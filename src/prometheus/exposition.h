@@ -2,9 +2,10 @@
 // node's latest system sample per metric (from the sampler, every poll) and its framework
 // figures (framework_figures.h, from each online-rules pass).
 //
-// Producers rebuild the text and publish it whole; a scrape takes the published text without
-// waiting for anyone (an atomic shared pointer), so scrapes never slow the sampler, the rules or
-// the job, however many come at once.
+// Producers publish immutable snapshots (the poll's samples as they are, the framework families
+// as text) through atomic shared pointers; a scrape takes both without waiting for anyone and
+// renders the text itself, so the sampler pays a copy of its poll and nothing more, and scrapes
+// never slow the sampler, the rules or the job, however many come at once.
 //
 // Callers: the sampler's sink (PublishSystem), the online rules' observer (PublishFramework),
 // the metrics endpoint (Text). Threading: any thread for each call.
@@ -12,7 +13,6 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,18 +38,15 @@ class Exposition {
   // `stepscope_job="...",node="..."`, escaped: the labels every series starts with.
   const std::string& BaseLabels() const { return base_labels_; }
 
-  // The whole exposition as last published.
-  std::shared_ptr<const std::string> Text() const { return text_.load(); }
+  // The whole exposition, rendered from what was last published.
+  std::string Text() const;
 
  private:
-  void Republish();  // with producers_ held
-
   ExpositionIdentity identity_;
   std::string base_labels_;
-  std::mutex producers_;  // never taken by a scrape
-  std::string system_;
-  std::string framework_;
-  std::atomic<std::shared_ptr<const std::string>> text_;
+  std::string header_;  // stepscope_info and stepscope_start_time_seconds
+  std::atomic<std::shared_ptr<const std::vector<MetricSample>>> system_;
+  std::atomic<std::shared_ptr<const std::string>> framework_;
 };
 
 }  // namespace stepscope::prometheus

@@ -22,6 +22,9 @@ MetricsEndpoint::~MetricsEndpoint() { Stop(); }
 Status MetricsEndpoint::Start(const std::string& host, int port) {
   server_ = std::make_unique<httplib::Server>();
   server_->new_task_queue = [] { return new httplib::ThreadPool(kRequestThreads); };
+  // One request per connection: Prometheus opens one per scrape, and a kept-alive connection
+  // would hold one of the few threads idle while other scrapers wait.
+  server_->set_keep_alive_max_count(1);
   server_->set_read_timeout(5, 0);
   server_->set_write_timeout(5, 0);
   // cpp-httplib's default also sets SO_REUSEPORT, with which a second launcher on the same port
@@ -31,8 +34,7 @@ Status MetricsEndpoint::Start(const std::string& host, int port) {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
   });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
-    const std::shared_ptr<const std::string> text = exposition_->Text();
-    response.set_content(*text, "text/plain; version=0.0.4; charset=utf-8");
+    response.set_content(exposition_->Text(), "text/plain; version=0.0.4; charset=utf-8");
   });
   server_->Get("/", [](const httplib::Request&, httplib::Response& response) {
     response.set_content("stepscope metrics: GET /metrics\n", "text/plain; charset=utf-8");

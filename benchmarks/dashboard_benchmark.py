@@ -75,6 +75,7 @@ def main():
     # run instead of evaluating them (a live run evaluates them: report_memory_benchmark's case).
     if not os.path.exists(os.path.join(run, "rules", "rules.json")):
         subprocess.run([args.stepscope, "rules", run], check=True, capture_output=True)
+    os.makedirs(args.out, exist_ok=True)  # with --run nothing was generated there
     report = os.path.join(args.out, "report.html")
     subprocess.run([args.stepscope, "report", run, "-o", report], check=True, capture_output=True)
 

@@ -16,6 +16,7 @@
 
 #include "analysis/vocabulary.h"
 #include "rules/builtin_rules.h"
+#include "rules/samples_read_once.h"
 #include "rules/step_facts.h"
 
 namespace stepscope::rules {
@@ -81,18 +82,15 @@ class GpuErrorsRule final : public Rule {
 
   bool Evaluate(const Window& window) override {
     node_names_.Update(*window.model);
-    last_window_end_ns_ = window.end_ns;
+    reads_.WindowRead(window.end_ns);
     return ReadSamples(*window.model, window.samples, window.end_ns);
   }
 
   void Finish(const analysis::Model& model) override {
-    // The samples on the last window's end edge, which no later window read (and nothing after
-    // it: the driver may leave a tail unevaluated, as the reference does).
-    if (last_window_end_ns_ != INT64_MIN) {
-      std::vector<std::pair<size_t, size_t>> all(model.series().size());
-      for (size_t s = 0; s < all.size(); ++s) all[s] = {0, model.series()[s].time_ns.size()};
-      ReadSamples(model, all, last_window_end_ns_ + 1);
-    }
+    // The samples on the last window's end edge, which no later window read.
+    std::vector<std::pair<size_t, size_t>> all;
+    int64_t end_ns = 0;
+    if (reads_.LastEdge(model, &all, &end_ns)) ReadSamples(model, all, end_ns);
   }
 
   RuleReport Report() const override {
@@ -126,10 +124,8 @@ class GpuErrorsRule final : public Rule {
   }
 
  private:
-  // Reads the error samples of `ranges` (per series of the model) from where the last read
-  // stopped to `end_ns`: windows hold both edges (RULES.md §0), and several Xid events of one
-  // poll share its time, so each window reads [start, end) and Finish the last edge. Returns
-  // whether an error was seen.
+  // Reads the error samples of `ranges` (per series of the model) not read yet, before `end_ns`
+  // (samples_read_once.h). Returns whether an error was seen.
   bool ReadSamples(const analysis::Model& model, const std::vector<std::pair<size_t, size_t>>& ranges,
                    int64_t end_ns) {
     bool seen = false;
@@ -143,13 +139,7 @@ class GpuErrorsRule final : public Rule {
       const bool corrected = parts.leaf == "ecc_corrected_errors";
       if (!xid && !corrected && parts.leaf != "ecc_uncorrected_errors") continue;
       GpuErrors& errors = gpus_[{series.node, parts.gpu}];
-      int64_t& read_until = read_until_.try_emplace({series.node, std::string(metric)}, INT64_MIN).first->second;
-      const int64_t from = read_until;
-      read_until = end_ns;
-      for (size_t i = ranges[s].first; i < ranges[s].second; ++i) {
-        const int64_t t = series.time_ns[i];
-        const double value = series.value[i];
-        if (t < from || t >= end_ns) continue;
+      reads_.Read(series, metric, ranges[s], end_ns, [&](int64_t t, double value) {
         if (xid) {
           ++errors.xid_samples;
           XidTally& tally = errors.xids[static_cast<int>(value)];
@@ -157,13 +147,13 @@ class GpuErrorsRule final : public Rule {
           if (tally.first_ns < 0) tally.first_ns = t;
           tally.last_ns = t;
           seen = true;
-          continue;
+          return;
         }
         EccCounter& counter = corrected ? errors.corrected : errors.uncorrected;
         ++counter.samples;
         if (counter.base < 0 || value < counter.last) {
           counter.base = counter.last = value;  // the first total, or the driver reset it
-          continue;
+          return;
         }
         if (value > counter.last) {
           counter.risen += value - counter.last;
@@ -172,7 +162,7 @@ class GpuErrorsRule final : public Rule {
           seen = true;
         }
         counter.last = value;
-      }
+      });
     }
     return seen;
   }
@@ -249,9 +239,7 @@ class GpuErrorsRule final : public Rule {
   }
 
   std::map<std::pair<uint32_t, int>, GpuErrors> gpus_;
-  // Per error series: the samples before this time were read.
-  std::map<std::pair<uint32_t, std::string>, int64_t> read_until_;
-  int64_t last_window_end_ns_ = INT64_MIN;
+  SamplesReadOnce reads_;
   NodeNames node_names_;
 };
 

@@ -25,6 +25,7 @@
 
 #include "analysis/vocabulary.h"
 #include "rules/builtin_rules.h"
+#include "rules/samples_read_once.h"
 #include "rules/step_facts.h"
 
 namespace stepscope::rules {
@@ -121,19 +122,16 @@ class GpuThrottlingRule final : public Rule {
       node.pending.push_back(std::move(step));
     }
     const bool throttled_here = ReadSamples(model, window.samples, window.end_ns);
-    last_window_end_ns_ = window.end_ns;
+    reads_.WindowRead(window.end_ns);
     for (auto& [node_index, node] : nodes_) ResolveSteps(model, node_index, node, /*all=*/false);
     return throttled_here;
   }
 
   void Finish(const analysis::Model& model) override {
-    // The samples on the last window's end edge, which no later window read (and nothing after
-    // it: the driver may leave a tail unevaluated, as the reference does).
-    if (last_window_end_ns_ != INT64_MIN) {
-      std::vector<std::pair<size_t, size_t>> all(model.series().size());
-      for (size_t s = 0; s < all.size(); ++s) all[s] = {0, model.series()[s].time_ns.size()};
-      ReadSamples(model, all, last_window_end_ns_ + 1);
-    }
+    // The samples on the last window's end edge, which no later window read.
+    std::vector<std::pair<size_t, size_t>> all;
+    int64_t end_ns = 0;
+    if (reads_.LastEdge(model, &all, &end_ns)) ReadSamples(model, all, end_ns);
     for (auto& [node_index, node] : nodes_) ResolveSteps(model, node_index, node, /*all=*/true);
   }
 
@@ -203,15 +201,10 @@ class GpuThrottlingRule final : public Rule {
       const analysis::GpuThrottleReason* reason = analysis::FindGpuThrottleReason(parts.leaf);
       if (reason == nullptr || !parts.leaf.starts_with("throttle_")) continue;
       const auto bit = static_cast<ReasonMask>(1u << (reason - analysis::GpuThrottleReasons().data()));
-      int64_t& read_until = read_until_.try_emplace({series.node, std::string(metric)}, INT64_MIN).first->second;
-      const int64_t from = read_until;
-      read_until = end_ns;
-      for (size_t i = ranges[s].first; i < ranges[s].second; ++i) {
-        const int64_t t = series.time_ns[i];
-        if (t < from || t >= end_ns) continue;
+      reads_.Read(series, metric, ranges[s], end_ns, [&](int64_t t, double value) {
         ReasonMask& mask = polls[{series.node, t}][parts.gpu];
-        if (series.value[i] >= 0.5) mask |= bit;
-      }
+        if (value >= 0.5) mask |= bit;
+      });
     }
     bool throttled_here = false;
     const ReasonMask slowdown = SlowdownMask();
@@ -384,9 +377,7 @@ class GpuThrottlingRule final : public Rule {
 
   std::map<std::pair<uint32_t, int>, GpuTally> gpus_;
   std::map<uint32_t, NodeState> nodes_;
-  // Per throttle series: the samples before this time were read (each window reads [start, end)).
-  std::map<std::pair<uint32_t, std::string>, int64_t> read_until_;
-  int64_t last_window_end_ns_ = INT64_MIN;
+  SamplesReadOnce reads_;  // each window reads [start, end), Finish the last edge
   NodeNames node_names_;
 };
 

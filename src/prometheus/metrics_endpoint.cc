@@ -29,9 +29,11 @@ Status MetricsEndpoint::Start(const std::string& host, int port) {
   server_->set_write_timeout(5, 0);
   // cpp-httplib's default also sets SO_REUSEPORT, with which a second launcher on the same port
   // would bind too and the kernel would split the scrapes between two jobs: address reuse only.
-  server_->set_socket_options([](socket_t sock) {
+  int listening = -1;
+  server_->set_socket_options([&listening](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
+    listening = sock;
   });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
     response.set_content(exposition_->Text(), "text/plain; version=0.0.4; charset=utf-8");
@@ -51,6 +53,9 @@ Status MetricsEndpoint::Start(const std::string& host, int port) {
     return IoError("cannot serve metrics on " + host + ":" + std::to_string(port) + " (" + why +
                    "); pass another --metrics-port, or 0 for any free one");
   }
+  // cpp-httplib listens with a backlog of 5: many scrapers at once would see their connections
+  // dropped and retried seconds later. Listening again only raises the backlog.
+  if (listening >= 0) ::listen(listening, SOMAXCONN);
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   // stop() before the thread is listening would be lost and leave it listening for ever: Stop()
   // may come right after Start() (a job that ends at once), so wait until it listens.

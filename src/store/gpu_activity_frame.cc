@@ -20,7 +20,7 @@ constexpr uint32_t kMaxRowBytes[kColumnCount] = {1, 10, 5, 5, 10, 10, 5, 5};
 // The declarations of one frame: far above any real frame's, far below what would hurt a reader.
 constexpr uint64_t kMaxDeclarationBytes = 64u << 20;
 
-enum class StreamMode : uint8_t { kRaw = 0, kZstd = 1 };
+enum class StreamMode : uint8_t { kRaw = 0, kZstd = 1, kConstant = 2, kByKind = 3, kSparse = 4 };
 
 inline void PutVarintRaw(uint8_t*& out, uint64_t value) {
   while (value >= 0x80) {
@@ -34,22 +34,39 @@ size_t VarintSize(uint64_t value) { return value < 0x80 ? 1 : (std::bit_width(va
 
 uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width(all_or) + 7) / 8); }
 
-// Whether zstd is worth running on `bytes`: not when they are few, nor when their bytes are about
-// uniformly spread over many values (the random low bytes of times), where it would save next to
-// nothing at the cost of a pass over them.
-bool WorthCompressing(std::string_view bytes) {
-  if (bytes.size() < 32) return false;
-  // A sample says as much as the whole, at an eighth of the cost, once there are a few thousand.
-  const size_t stride = bytes.size() >= 4096 ? 8 : 1;
+// How to store a stream, judged on a sample of its bytes (a sample of about a thousand says as
+// much as the whole, at a fraction of the cost):
+//   raw     few bytes, or bytes about uniformly spread (the random low bytes of times): zstd
+//           would save little at the cost of a pass over them. Judged by the sample's collision
+//           entropy, a lower bound of what an entropy coder could reach that needs no logarithm:
+//           at 6.8 bits a byte or more (15 % or less to save) the stream stays raw;
+//   sparse  nine in ten bytes or more one value (a queued kernel's start gap, but for the kernels
+//           after a copy): the exceptions are listed, in one pass instead of zstd's match
+//           search over runs broken every few bytes (16 us for 4 KiB on the build machine);
+//   zstd    the rest.
+struct StreamChoice {
+  enum Kind { kRaw, kSparse, kZstd } kind = kRaw;
+  uint8_t common = 0;  // sparse: the value most bytes are
+};
+
+StreamChoice ChooseStream(std::string_view bytes) {
+  if (bytes.size() < 32) return {};
+  const size_t stride = bytes.size() >= 2048 ? bytes.size() / 1024 : 1;
   uint32_t counts[256] = {};
-  size_t sampled = 0;
+  uint64_t sampled = 0;
   for (size_t i = 0; i < bytes.size(); i += stride, ++sampled) ++counts[static_cast<uint8_t>(bytes[i])];
-  uint32_t distinct = 0, most = 0;
-  for (uint32_t count : counts) {
-    distinct += count != 0;
-    most = count > most ? count : most;
+  uint32_t most = 0;
+  uint8_t common = 0;
+  uint64_t collisions = 0;  // pairs of sampled bytes that are equal
+  for (uint32_t value = 0; value < 256; ++value) {
+    const uint64_t count = counts[value];
+    collisions += count * (count - (count != 0));
+    if (count > most) most = static_cast<uint32_t>(count), common = static_cast<uint8_t>(value);
   }
-  return !(distinct >= 128 && uint64_t{most} * distinct <= 4 * uint64_t{sampled});
+  if (uint64_t{most} * 10 >= sampled * 9) return {StreamChoice::kSparse, common};
+  // 2^-6.8 = 1 / 111.4: a random pair is equal that rarely or less.
+  if (collisions * 111 <= sampled * (sampled - 1)) return {};
+  return {StreamChoice::kZstd, 0};
 }
 
 }  // namespace
@@ -65,7 +82,8 @@ struct GpuActivityFrameEncoder::Column {
 GpuActivityFrameEncoder::GpuActivityFrameEncoder()
     : columns_(new Column[kColumnCount]),
       starts_(new uint64_t[kMaxGpuFrameRows]),
-      durations_(new uint64_t[kMaxGpuFrameRows]) {
+      durations_(new uint64_t[kMaxGpuFrameRows]),
+      by_kind_(new uint16_t[kMaxGpuFrameRows]) {
   // Room for a full frame up front: Add() never checks or grows.
   for (uint32_t i = 0; i < kColumnCount; ++i) {
     columns_[i].data.reset(new uint8_t[size_t{kMaxGpuFrameRows} * kMaxRowBytes[i]]);
@@ -146,8 +164,12 @@ void GpuActivityFrameEncoder::Add(const GpuActivityRow& row, uint32_t track) {
   previous_end = row.end_ticks;
   starts_[rows_] = start;
   durations_[rows_] = duration;
-  starts_or_ |= start;
-  durations_or_ |= duration;
+  KindBits& bits = kinds_[static_cast<uint8_t>(row.kind) & kMaxGpuRowKind];
+  ++bits.rows;
+  bits.starts_or |= start;
+  bits.starts_and &= start;
+  bits.durations_or |= duration;
+  bits.durations_and &= duration;
   PutVarintRaw(c[kCorrelations].end, ZigZag(int64_t{row.correlation} - int64_t{previous_correlation_}));
   previous_correlation_ = row.correlation;
   switch (row.kind) {
@@ -164,7 +186,31 @@ void GpuActivityFrameEncoder::Add(const GpuActivityRow& row, uint32_t track) {
 
 void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, std::string& payload) {
   auto put_stream = [&](std::string_view raw, int level) {
-    if (WorthCompressing(raw)) {
+    const StreamChoice choice = ChooseStream(raw);
+    if (choice.kind == StreamChoice::kSparse) {
+      // {common byte, varint exceptions, exceptions x {varint index - the previous one's + 1
+      // (the first's: its index), byte}}; given up for zstd where the exceptions are many.
+      compressed_.clear();
+      compressed_.push_back(static_cast<char>(choice.common));
+      uint32_t exceptions = 0;
+      for (size_t i = 0; i < raw.size(); ++i) exceptions += raw[i] != static_cast<char>(choice.common);
+      PutVarint(compressed_, exceptions);
+      size_t next = 0;
+      for (size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] == static_cast<char>(choice.common)) continue;
+        PutVarint(compressed_, i - next);
+        compressed_.push_back(raw[i]);
+        next = i + 1;
+      }
+      if (compressed_.size() * 4 < raw.size()) {
+        payload.push_back(static_cast<char>(StreamMode::kSparse));
+        PutVarint(payload, raw.size());
+        PutVarint(payload, compressed_.size());
+        payload.append(compressed_);
+        return;
+      }
+    }
+    if (choice.kind != StreamChoice::kRaw) {
       compressed_.clear();
       compressor.CompressAppend(raw, level, compressed_);
       if (!compressed_.empty() && compressed_.size() < raw.size()) {
@@ -179,15 +225,40 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
     PutVarint(payload, raw.size());
     payload.append(raw);
   };
-  auto put_planes = [&](const uint64_t* values, uint8_t width) {
-    stream_.resize(rows_);
+  // Rows grouped by kind, in row order within a kind (a counting sort).
+  uint32_t group_begin[kMaxGpuRowKind + 2] = {};
+  for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) group_begin[k + 1] = group_begin[k] + kinds_[k].rows;
+  {
+    uint32_t next[kMaxGpuRowKind + 1];
+    std::memcpy(next, group_begin, sizeof next);
+    const uint8_t* kinds = columns_[kKinds].data.get();
+    for (uint32_t i = 0; i < rows_; ++i) by_kind_[next[kinds[i] & kMaxGpuRowKind]++] = static_cast<uint16_t>(i);
+  }
+  auto put_planes = [&](const uint64_t* values, uint8_t width, uint64_t KindBits::*all_or, uint64_t KindBits::*all_and) {
     for (uint8_t plane = 0; plane < width; ++plane) {
-      for (uint32_t i = 0; i < rows_; ++i) stream_[i] = static_cast<char>(values[i] >> (8 * plane));
-      put_stream(stream_, zstd_level);
+      const uint32_t shift = 8 * plane;
+      payload.push_back(static_cast<char>(StreamMode::kByKind));
+      PutVarint(payload, rows_);
+      for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) {
+        const KindBits& bits = kinds_[k];
+        if (bits.rows == 0) continue;
+        if ((((bits.*all_or ^ bits.*all_and) >> shift) & 0xFF) == 0) {
+          payload.push_back(static_cast<char>(StreamMode::kConstant));
+          PutVarint(payload, bits.rows);
+          payload.push_back(static_cast<char>(bits.*all_or >> shift));
+          continue;
+        }
+        stream_.resize(bits.rows);
+        const uint16_t* rows = by_kind_.get() + group_begin[k];
+        for (uint32_t i = 0; i < bits.rows; ++i) stream_[i] = static_cast<char>(values[rows[i]] >> shift);
+        put_stream(stream_, zstd_level);
+      }
     }
   };
-  const uint8_t start_width = ByteWidth(starts_or_);
-  const uint8_t duration_width = ByteWidth(durations_or_);
+  uint64_t starts_or = 0, durations_or = 0;
+  for (const KindBits& bits : kinds_) starts_or |= bits.starts_or, durations_or |= bits.durations_or;
+  const uint8_t start_width = ByteWidth(starts_or);
+  const uint8_t duration_width = ByteWidth(durations_or);
   payload.clear();
   PutFixed<uint32_t>(payload, rows_);
   PutFixed<uint64_t>(payload, base_ticks_);
@@ -210,8 +281,8 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
   }
   put_stream(stream_, zstd_level);
   put_stream(columns_[kNames].view(), zstd_level);
-  put_planes(starts_.get(), start_width);
-  put_planes(durations_.get(), duration_width);
+  put_planes(starts_.get(), start_width, &KindBits::starts_or, &KindBits::starts_and);
+  put_planes(durations_.get(), duration_width, &KindBits::durations_or, &KindBits::durations_and);
 }
 
 void GpuActivityFrameEncoder::Clear() {
@@ -220,7 +291,7 @@ void GpuActivityFrameEncoder::Clear() {
   configs_.clear();
   name_count_ = config_count_ = rows_ = 0;
   base_ticks_ = 0;
-  starts_or_ = durations_or_ = 0;
+  for (KindBits& bits : kinds_) bits = KindBits();
   previous_correlation_ = 0;
   track_count_ = 0;
   if (++generation_ == 0) {
@@ -249,8 +320,14 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
   }
   if (start_width > 8 || duration_width > 8) return DataLossError("GPU activity frame has times wider than 8 bytes");
 
-  // One stream, raw or decompressed, into `out`: exactly `exact` bytes, or at most `most`.
-  auto read_stream = [&](const char* what, uint64_t exact, uint64_t most, std::string& out) -> Status {
+  // One stream, raw, decompressed or repeated, into `out`: exactly `exact` bytes, or at most
+  // `most`. A stream by kind (allowed where `kinds`, the kinds column, is given: the planes,
+  // whose `exact` is the row count, as is the column's length) holds one part per kind present,
+  // each read the same way (but not by kind) and put back in row order.
+  std::vector<uint32_t> kind_rows;  // row indices grouped by kind, in row order within a kind
+  uint32_t kind_begin[257] = {};
+  auto read_stream = [&](auto& self, const char* what, uint64_t exact, uint64_t most, std::string& out,
+                         const std::string* kinds) -> Status {
     uint8_t mode = 0;
     uint64_t length = 0;
     if (!reader.ReadFixed(&mode) || !reader.ReadVarint(&length)) {
@@ -261,6 +338,56 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
                            " is inconsistent with " + std::to_string(row_count) + " rows");
     }
     std::string_view stored;
+    if (mode == static_cast<uint8_t>(StreamMode::kConstant)) {
+      uint8_t byte = 0;
+      if (!reader.ReadFixed(&byte)) return DataLossError(std::string("GPU activity frame ") + what + " truncated");
+      out.assign(length, static_cast<char>(byte));
+      return OkStatus();
+    }
+    if (mode == static_cast<uint8_t>(StreamMode::kByKind) && kinds != nullptr) {
+      // `exact` is the frame's row count here, which the kinds column holds one byte of each.
+      if (kind_rows.empty()) {
+        for (char kind : *kinds) ++kind_begin[static_cast<uint8_t>(kind) + 1];
+        for (uint32_t k = 1; k <= 256; ++k) kind_begin[k] += kind_begin[k - 1];
+        kind_rows.resize(kinds->size());
+        uint32_t next[256];
+        std::memcpy(next, kind_begin, sizeof next);
+        for (uint32_t i = 0; i < kinds->size(); ++i) kind_rows[next[static_cast<uint8_t>((*kinds)[i])]++] = i;
+      }
+      out.resize(length);
+      std::string part;
+      for (uint32_t k = 0; k < 256; ++k) {
+        const uint32_t count = kind_begin[k + 1] - kind_begin[k];
+        if (count == 0) continue;
+        STEPSCOPE_RETURN_IF_ERROR(self(self, what, count, count, part, nullptr));
+        for (uint32_t i = 0; i < count; ++i) out[kind_rows[kind_begin[k] + i]] = part[i];
+      }
+      return OkStatus();
+    }
+    if (mode == static_cast<uint8_t>(StreamMode::kSparse)) {
+      uint64_t stored_length = 0, exceptions = 0;
+      uint8_t common = 0;
+      if (!reader.ReadVarint(&stored_length) || !reader.ReadBytes(stored_length, &stored)) {
+        return DataLossError(std::string("GPU activity frame ") + what + " truncated");
+      }
+      ByteReader sparse(stored);
+      if (!sparse.ReadFixed(&common) || !sparse.ReadVarint(&exceptions) || exceptions > length) {
+        return DataLossError(std::string("GPU activity frame ") + what + " has a bad exception count");
+      }
+      out.assign(length, static_cast<char>(common));
+      uint64_t next = 0;
+      for (uint64_t i = 0; i < exceptions; ++i) {
+        uint64_t gap = 0;
+        uint8_t byte = 0;
+        if (!sparse.ReadVarint(&gap) || !sparse.ReadFixed(&byte) || gap >= length - next) {
+          return DataLossError(std::string("GPU activity frame ") + what + " has an exception out of place");
+        }
+        next += gap;
+        out[next++] = static_cast<char>(byte);
+      }
+      if (sparse.remaining() != 0) return DataLossError(std::string("GPU activity frame ") + what + " has trailing bytes");
+      return OkStatus();
+    }
     if (mode == static_cast<uint8_t>(StreamMode::kRaw)) {
       if (!reader.ReadBytes(length, &stored)) return DataLossError(std::string("GPU activity frame ") + what + " truncated");
       out.assign(stored);
@@ -285,8 +412,9 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
   std::string structure, declarations, columns[kColumnCount];
   uint64_t most_structure = kMaxDeclarationBytes + 16;
   for (uint32_t i = 0; i < kColumnCount; ++i) most_structure += uint64_t{row_count} * kMaxRowBytes[i] + 10;
-  STEPSCOPE_RETURN_IF_ERROR(read_stream("columns", UINT64_MAX, most_structure, structure));
-  STEPSCOPE_RETURN_IF_ERROR(read_stream("names", UINT64_MAX, uint64_t{row_count} * kMaxRowBytes[kNames], columns[kNames]));
+  STEPSCOPE_RETURN_IF_ERROR(read_stream(read_stream, "columns", UINT64_MAX, most_structure, structure, nullptr));
+  STEPSCOPE_RETURN_IF_ERROR(read_stream(read_stream, "names", UINT64_MAX, uint64_t{row_count} * kMaxRowBytes[kNames],
+                                        columns[kNames], nullptr));
   {
     ByteReader parts(structure);
     auto part = [&](const char* what, uint64_t exact, uint64_t most, std::string& out) -> Status {
@@ -310,7 +438,8 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
   std::vector<GpuActivityRow> rows(row_count);
   std::string plane;
   for (uint8_t p = 0; p < start_width + duration_width; ++p) {
-    STEPSCOPE_RETURN_IF_ERROR(read_stream(p < start_width ? "starts" : "durations", row_count, row_count, plane));
+    STEPSCOPE_RETURN_IF_ERROR(
+        read_stream(read_stream, p < start_width ? "starts" : "durations", row_count, row_count, plane, &columns[kKinds]));
     const uint32_t shift = 8 * (p < start_width ? p : p - start_width);
     for (uint32_t i = 0; i < row_count; ++i) {
       uint64_t& value = p < start_width ? rows[i].start_ticks : rows[i].end_ticks;  // zigzag for now

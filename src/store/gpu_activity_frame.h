@@ -3,8 +3,14 @@
 // stream's log with one write (docs/formats.md "GPU streams").
 //
 //   prefix   u32 row_count | u64 base_ticks | u8 start_width | u8 duration_width | u16 0
-//   streams  in this order, each {u8 0 raw | 1 zstd, varint length, [zstd: varint stored
-//            length], bytes}:
+//   streams  in this order, each {u8 mode, varint length, then by mode: 0 raw: the bytes;
+//            1 zstd: varint stored length, a zstd frame; 2 constant: the one byte every byte
+//            is; 3 by kind (start and duration planes only): for each row kind present in the
+//            frame, in increasing order, a stream of mode 0, 1, 2 or 4 holding that kind's
+//            rows' bytes in row order; 4 sparse: varint stored length, then the byte most are,
+//            varint n, n x {varint index - (the previous exception's index + 1, or 0), the
+//            byte there}}; modes 2-4 came later in version 2 (readers before them refuse
+//            them as an unknown mode):
 //     columns       each of these behind its varint length:
 //       declarations  varint n, n x {varint name id, varint length, bytes}: names first used
 //                     here; varint m, m x {varint config id, 6 x zigzag grid/block x|y|z,
@@ -31,10 +37,15 @@
 // (the random low bytes of times) is stored raw, which costs no CPU; times in byte planes keep
 // their random low bytes apart from their predictable high ones; delta coding per track turns
 // back-to-back kernels into a constant gap; and a kernel's launch configuration, which repeats
-// per kernel name, costs nothing when it did. Each frame decodes on its own but for its
-// declarations: a name or configuration declared in a frame that was lost reads as unknown in
-// later frames (and is reported), never as garbage. Decoding validates every field and never
-// reads outside its input.
+// per kernel name, costs nothing when it did. The planes are split by row kind (mode 3), since
+// kinds differ in what their times look like: a launch's duration is about constant (mode 2,
+// no pass at all), a queued kernel's start gap too but after a copy (mode 4, one pass), a
+// kernel's duration and a launch's gap random in their low bytes (raw); mixed in one plane,
+// each spoiled the others' and every plane went through zstd, which took most of the frame's
+// CPU (docs/benchmarks.md). Frames written before the split (modes 0 and 1 only) read as they
+// always did. Each frame decodes on its own but for its declarations: a name or configuration
+// declared in a frame that was lost reads as unknown in later frames (and is reported), never
+// as garbage. Decoding validates every field and never reads outside its input.
 //
 // Callers: GpuStreamWriter (encoder, on CUPTI's completion thread), the stream reader (decoder).
 // Threading: an encoder is used by one thread at a time.
@@ -148,8 +159,16 @@ class GpuActivityFrameEncoder {
   std::unique_ptr<Column[]> columns_;
   std::unique_ptr<uint64_t[]> starts_;     // zigzag, per row
   std::unique_ptr<uint64_t[]> durations_;  // zigzag, per row
-  uint64_t starts_or_ = 0;     // every start or'ed: its width
-  uint64_t durations_or_ = 0;
+  std::unique_ptr<uint16_t[]> by_kind_;    // Finish's scratch: row indices grouped by kind
+  // Per row kind (the index; 0 unused): rows, and every start and duration or'ed and and'ed,
+  // so a plane's width and whether a kind's bytes in a plane are all one are known without a
+  // pass over them.
+  struct KindBits {
+    uint32_t rows = 0;
+    uint64_t starts_or = 0, starts_and = ~uint64_t{0};
+    uint64_t durations_or = 0, durations_and = ~uint64_t{0};
+  };
+  KindBits kinds_[kMaxGpuRowKind + 1];
   std::string names_;    // declarations, counts added by Finish
   std::string configs_;
   std::string stream_;       // Finish's scratch: one stream before compression

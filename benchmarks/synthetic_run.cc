@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ constexpr int kEvalStepsPerPass = 200;
 constexpr double kGpuMemoryTotalBytes = 85899345920.0;  // 80 GiB
 constexpr double kHostMemoryTotalBytes = 549755813888.0;  // 512 GiB
 constexpr int kLeakingGpu = 3;
+constexpr int64_t kRankSkewMaxNs = 100'000;       // a rank starts a step up to this late
+constexpr int64_t kNodeClockAheadNs = 2'000'000;  // node k's clock reads k x this ahead of node 0's
+constexpr int64_t kClockSyncPeriodNs = 60'000'000'000;  // _clock_sync.py's PERIOD_S
+constexpr size_t kClockSyncMaxSamples = 1000;           // ... and MAX_SAMPLES
+constexpr int64_t kClockSyncRoundTripNs = 100'000;
 
 // splitmix64: fixed across platforms (std::*_distribution is not).
 class Rng {
@@ -183,7 +189,7 @@ std::string ClockAnchorJson(int64_t start_ns) {
 class StoreStream {
  public:
   static StatusOr<std::unique_ptr<StoreStream>> Create(const std::string& directory, const std::string& name,
-                                                       const std::string& meta_json, uint32_t block_bytes) {
+                                                       const std::string& meta_json, uint32_t block_bytes, uint32_t tid) {
     store::StreamWriterOptions options;
     options.directory = directory;
     options.name = name;
@@ -196,6 +202,7 @@ class StoreStream {
     stream->writer_ = std::move(writer);
     stream->directory_ = directory;
     stream->name_ = name;
+    stream->tid_ = tid;
     return stream;
   }
 
@@ -208,7 +215,7 @@ class StoreStream {
   Status Add(int64_t ticks, store::RecordKind kind, uint32_t name, uint64_t value, uint8_t phase = 0) {
     if (block_ == nullptr || block_->count.load(std::memory_order_relaxed) >= block_->capacity) {
       STEPSCOPE_RETURN_IF_ERROR(SealAndFlush());
-      block_ = writer_->ring().Claim(kMainTid, 0);
+      block_ = writer_->ring().Claim(tid_, 0);
       if (block_ == nullptr) return InternalError("no free ring block in '" + directory_ + "/" + name_ + ".ring'");
     }
     const uint32_t n = block_->count.load(std::memory_order_relaxed);
@@ -244,6 +251,7 @@ class StoreStream {
 
   std::unique_ptr<store::StreamWriter> writer_;
   std::string directory_, name_;
+  uint32_t tid_ = 0;  // the thread its blocks are claimed for: the process's main thread
   std::map<std::string, uint32_t> ids_;
   store::BlockHeader* block_ = nullptr;
   uint64_t records_ = 0;
@@ -355,7 +363,17 @@ class FrameworkOutput {
   FrameworkOutput(StoreStream* stream, SageMakerTraceWriter* trace, int64_t start_ns)
       : stream_(stream), trace_(trace), start_ns_(start_ns) {}
 
+  // One rank of several: ranks leave each step's collectives at slightly different times, so
+  // from each Resync() on this rank's times are up to kRankSkewMaxNs later than the job's. The
+  // generator's gaps between steps (>= 300 us) keep the skewed events in order.
+  void SkewSteps(uint64_t seed) { skew_rng_.emplace(seed); }
+  void Resync() {
+    if (skew_rng_) skew_ns_ = static_cast<int64_t>(skew_rng_->Uniform() * static_cast<double>(kRankSkewMaxNs));
+  }
+
   Status Span(const std::string& name, int64_t start_ns, int64_t end_ns) {
+    start_ns += skew_ns_;
+    end_ns += skew_ns_;
     ++events_;
     if (stream_ != nullptr) {
       STEPSCOPE_ASSIGN_OR_RETURN(uint32_t id, stream_->Id(name));
@@ -366,11 +384,14 @@ class FrameworkOutput {
     return OkStatus();
   }
   Status StepBegin(store::Phase phase, int64_t step, int64_t start_ns) {
+    start_ns += skew_ns_;
     if (stream_ == nullptr) return OkStatus();
     return stream_->Add(Ticks(start_ns), store::RecordKind::kStepBegin, 0, static_cast<uint64_t>(step),
                         static_cast<uint8_t>(phase));
   }
   Status StepEnd(store::Phase phase, int64_t step, int64_t start_ns, int64_t end_ns) {
+    start_ns += skew_ns_;
+    end_ns += skew_ns_;
     ++events_;
     if (stream_ != nullptr) {
       STEPSCOPE_RETURN_IF_ERROR(stream_->Add(Ticks(end_ns), store::RecordKind::kStepEnd, 0, static_cast<uint64_t>(step),
@@ -384,6 +405,7 @@ class FrameworkOutput {
   }
   // The loader facts docs/pytorch.md lists, as the torch integration records them.
   Status LoaderInitialized(int64_t at_ns, int64_t batch_size, int cores) {
+    at_ns += skew_ns_;
     ++events_;
     if (stream_ != nullptr) {
       STEPSCOPE_ASSIGN_OR_RETURN(uint32_t id, stream_->Id("DataLoaderIterInitialize"));
@@ -417,6 +439,8 @@ class FrameworkOutput {
   SageMakerTraceWriter* trace_;
   int64_t start_ns_;
   int64_t events_ = 0;
+  std::optional<Rng> skew_rng_;  // set for one rank of several
+  int64_t skew_ns_ = 0;
 };
 
 // The training loop: passes of kTrainStepsPerPass TRAIN steps then kEvalStepsPerPass EVAL steps.
@@ -430,6 +454,7 @@ Status WriteFramework(const SyntheticRunOptions& options, FrameworkOutput& out, 
   int64_t t = start_ns + 5'000'000'000;  // the job starts 5 s after the sampler
   int64_t train_step = 0, eval_step = 0;
   while (t < end_ns - 2'000'000'000) {
+    out.Resync();
     STEPSCOPE_RETURN_IF_ERROR(out.LoaderInitialized(t, 64, options.cpu_cores));
     t += 3'000'000;
     for (int i = 0; i < kTrainStepsPerPass && t < end_ns - 2'000'000'000; ++i, ++train_step) {
@@ -442,6 +467,7 @@ Status WriteFramework(const SyntheticRunOptions& options, FrameworkOutput& out, 
         else backward *= 4;
       }
       const int64_t step_start = t;
+      out.Resync();
       STEPSCOPE_RETURN_IF_ERROR(out.StepBegin(store::Phase::kTrain, train_step, step_start));
       t += 200'000;
       STEPSCOPE_RETURN_IF_ERROR(out.Span("DataLoaderIter", t, t + data));
@@ -459,10 +485,12 @@ Status WriteFramework(const SyntheticRunOptions& options, FrameworkOutput& out, 
       ++summary.train_steps;
     }
     if (t >= end_ns - 2'000'000'000) break;
+    out.Resync();
     STEPSCOPE_RETURN_IF_ERROR(out.LoaderInitialized(t, 128, options.cpu_cores));
     t += 3'000'000;
     for (int i = 0; i < kEvalStepsPerPass && t < end_ns - 2'000'000'000; ++i, ++eval_step) {
       const int64_t step_start = t;
+      out.Resync();
       STEPSCOPE_RETURN_IF_ERROR(out.StepBegin(store::Phase::kEval, eval_step, step_start));
       t += 200'000;
       const int64_t data = ms(12.0 + rng.Noise(4.0));
@@ -489,53 +517,75 @@ uint64_t DirectoryBytes(const std::string& dir) {
   return bytes;
 }
 
-std::string ManifestJson(const SyntheticRunOptions& options, int64_t start_ns) {
+
+// A node of the run: its directory, its rank among the nodes and how far its clock reads ahead
+// of node 0's (the reference).
+struct NodeInfo {
+  int32_t rank = 0;
+  std::string name;
+  int64_t clock_ahead_ns = 0;
+};
+
+NodeInfo NodeAt(const SyntheticRunOptions& options, int32_t rank) {
+  if (options.nodes == 1) return {0, kNode, 0};
+  return {rank, "node" + std::to_string(rank), rank * kNodeClockAheadNs};
+}
+
+// `start_ns` on the node's own clock. nodes_expected and node_rank as the launcher writes them
+// for a torchrun command that names its node count.
+std::string ManifestJson(const SyntheticRunOptions& options, const NodeInfo& node, int64_t start_ns) {
   const int64_t end_ns = start_ns + options.duration_s * 1'000'000'000;
   std::string gpus;
   for (int g = 0; g < options.gpus; ++g) gpus += std::string(g ? "," : "") + "\"NVIDIA A100-SXM4-80GB\"";
-  return std::string(R"({"schema_version":1,"format_version":1,"job":")") + kJob + R"(","node":")" + kNode +
+  const std::string shape = options.nodes > 1 ? R"(,"nodes_expected":)" + std::to_string(options.nodes) +
+                                                    R"(,"node_rank":)" + std::to_string(node.rank)
+                                              : "";
+  return std::string(R"({"schema_version":1,"format_version":1,"job":")") + kJob + R"(","node":")" + node.name +
          R"(","command":["python3","train.py"],"status":"exited","exit":{"code":0},"ended":"exited with code 0",)" +
          R"("cpu_cores":)" + std::to_string(options.cpu_cores) + R"(,"capabilities":{"gpu":{"available":)" +
          (options.gpus > 0 ? "true" : "false") + R"(,"gpus":[)" + gpus + R"(]}},"clock":)" + ClockAnchorJson(start_ns) +
          R"(,"start_time_ns":)" + std::to_string(start_ns) + R"(,"end_time_ns":)" + std::to_string(end_ns) +
-         R"(,"duration_s":)" + std::to_string(options.duration_s) + R"(,"pids":{"launcher":)" +
+         R"(,"duration_s":)" + std::to_string(options.duration_s) + shape + R"(,"pids":{"launcher":)" +
          std::to_string(kSystemPid) + R"(,"job":)" + std::to_string(kTrainPid) + "}}";
 }
 
-}  // namespace
+// The node's clock_sync.json (docs/formats.md, "Clock alignment") as its local rank 0 leaves it:
+// the reference names itself; another node holds a burst when the job starts and every 60 s
+// after (the first kept, then the latest), each measuring its lead over the reference exactly.
+std::string ClockSyncJson(const SyntheticRunOptions& options, const NodeInfo& node, int64_t job_start_ns) {
+  std::vector<int64_t> bursts;
+  const int64_t end_ns = options.start_unix_s * 1'000'000'000 + options.duration_s * 1'000'000'000;
+  for (int64_t at = job_start_ns; node.rank > 0 && at < end_ns; at += kClockSyncPeriodNs) bursts.push_back(at);
+  if (bursts.size() > kClockSyncMaxSamples) bursts.erase(bursts.begin() + 1, bursts.end() - (kClockSyncMaxSamples - 1));
+  std::string samples;
+  for (int64_t at : bursts) {
+    samples += std::string(samples.empty() ? "" : ",") + R"({"at_ns":)" + std::to_string(at + node.clock_ahead_ns) +
+               R"(,"offset_ns":)" + std::to_string(-node.clock_ahead_ns) + R"(,"round_trip_ns":)" +
+               std::to_string(kClockSyncRoundTripNs) + "}";
+  }
+  return R"({"version":1,"node":")" + node.name + R"(","node_rank":)" + std::to_string(node.rank) + R"(,"nodes":)" +
+         std::to_string(options.nodes) + R"(,"reference_node":")" + NodeAt(options, 0).name + R"(","samples":[)" +
+         samples + R"(],"error":""})";
+}
 
-StatusOr<SyntheticRunSummary> WriteSyntheticRun(const SyntheticRunOptions& options) {
-  if (options.out_dir.empty() || options.duration_s <= 0 || options.cpu_cores < 0 || options.gpus < 0 ||
-      options.poll_interval_ms <= 0 || !(options.train_steps_per_s > 0)) {
-    return InvalidArgumentError("synthetic run: need an output directory, a positive duration, poll interval and step rate");
-  }
-  SyntheticRunSummary summary;
-  const int64_t start_ns = options.start_unix_s * 1'000'000'000;
-  const std::string node_dir = options.out_dir + "/stepscope/" + kJob + "/" + kNode;
-  const std::string sm_root = options.out_dir + "/sagemaker";
-  std::unique_ptr<StoreStream> system, train;
-  if (options.write_stepscope) {
-    STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(node_dir));
-    STEPSCOPE_RETURN_IF_ERROR(WriteFileAtomically(node_dir + "/manifest.json", ManifestJson(options, start_ns)));
-    const std::string anchor = ClockAnchorJson(start_ns);
-    STEPSCOPE_ASSIGN_OR_RETURN(system, StoreStream::Create(node_dir, "system",
-                                                           R"({"kind":"system","pid":)" + std::to_string(kSystemPid) +
-                                                               R"(,"ppid":1,"ticks_per_ns":1.0,"clock_anchor":)" + anchor + "}",
-                                                           64 * 1024));
-    STEPSCOPE_ASSIGN_OR_RETURN(train, StoreStream::Create(node_dir, "train-" + std::to_string(kTrainPid),
-                                                          R"({"kind":"process","pid":)" + std::to_string(kTrainPid) +
-                                                              R"(,"ppid":)" + std::to_string(kSystemPid) +
-                                                              R"(,"ticks_per_ns":1.0,"clock_anchor":)" + anchor + "}",
-                                                          32 * 1024));
-    summary.stepscope_dir = options.out_dir + "/stepscope/" + kJob;
-  }
-  if (options.write_sagemaker) {
-    STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(sm_root + "/system/incremental"));
-    STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(sm_root + "/framework/pevents"));
-    summary.sagemaker_dir = sm_root;
-  }
+// A training process's stream meta. Of several ranks, it carries torchrun's variables as the
+// recorder copies them from the environment: strings, in the order nlohmann writes its keys.
+std::string ProcessMetaJson(const SyntheticRunOptions& options, const NodeInfo& node, int32_t local_rank, int64_t pid,
+                            const std::string& anchor) {
+  const int32_t world = options.nodes * options.ranks_per_node;
+  const std::string ranks =
+      world > 1 ? R"(,"ranks":{"GROUP_RANK":")" + std::to_string(node.rank) + R"(","LOCAL_RANK":")" +
+                      std::to_string(local_rank) + R"(","RANK":")" +
+                      std::to_string(node.rank * options.ranks_per_node + local_rank) + R"(","WORLD_SIZE":")" +
+                      std::to_string(world) + "\"}"
+                : "";
+  return R"({"kind":"process","pid":)" + std::to_string(pid) + R"(,"ppid":)" + std::to_string(kSystemPid) +
+         R"(,"ticks_per_ns":1.0,"clock_anchor":)" + anchor + ranks + "}";
+}
 
-  // System side: every poll, every metric, into both outputs.
+// The node's sampler: every poll, every metric, into its system stream and the twin's files.
+Status WriteSystem(const SyntheticRunOptions& options, int32_t node_rank, StoreStream* system,
+                   SageMakerSystemWriter* twin, SyntheticRunSummary& summary) {
   const std::vector<Metric> metrics = MetricCatalogue(options.cpu_cores, options.gpus);
   std::vector<uint32_t> ids(metrics.size(), 0);
   if (system != nullptr) {
@@ -543,12 +593,12 @@ StatusOr<SyntheticRunSummary> WriteSyntheticRun(const SyntheticRunOptions& optio
       STEPSCOPE_ASSIGN_OR_RETURN(ids[m], system->Id(metrics[m].name));
     }
   }
-  SageMakerSystemWriter sm_system(sm_root);
-  Rng rng(options.seed);
+  Rng rng(options.seed + static_cast<uint64_t>(node_rank) * 1'000'003);  // node 0: the one-node run's
   std::vector<double> values;
   const int64_t interval_ns = options.poll_interval_ms * 1'000'000;
   const int64_t duration_ns = options.duration_s * 1'000'000'000;
   int64_t next_calibration_ns = 0;
+  int64_t polls = 0;
   for (int64_t poll = 0; poll * interval_ns < duration_ns; ++poll) {
     const int64_t offset_ns = poll * interval_ns;
     const double t_s = static_cast<double>(offset_ns) * 1e-9;
@@ -561,34 +611,105 @@ StatusOr<SyntheticRunSummary> WriteSyntheticRun(const SyntheticRunOptions& optio
         STEPSCOPE_RETURN_IF_ERROR(system->Add(ticks, store::RecordKind::kSample, ids[m], Bits(values[m])));
         ++summary.samples;
       }
-      if (options.write_sagemaker && metrics[m].sm_type != nullptr) {
-        STEPSCOPE_RETURN_IF_ERROR(sm_system.Add(timestamp_s, metrics[m], values[m]));
+      if (twin != nullptr && metrics[m].sm_type != nullptr) {
+        STEPSCOPE_RETURN_IF_ERROR(twin->Add(timestamp_s, metrics[m], values[m]));
       }
     }
     if (system != nullptr && offset_ns >= next_calibration_ns) {
       STEPSCOPE_RETURN_IF_ERROR(system->ClockPairAt(ticks));
       next_calibration_ns += kCalibrationIntervalNs;
     }
-    ++summary.polls;
+    ++polls;
   }
-  STEPSCOPE_RETURN_IF_ERROR(sm_system.Flush());
-  summary.sagemaker_records = sm_system.records();
-  if (system != nullptr) STEPSCOPE_RETURN_IF_ERROR(system->Finish());
+  summary.polls = polls;
+  if (twin != nullptr) {
+    STEPSCOPE_RETURN_IF_ERROR(twin->Flush());
+    summary.sagemaker_records = twin->records();
+  }
+  return system != nullptr ? system->Finish() : OkStatus();
+}
 
-  SageMakerTraceWriter trace(sm_root);
-  FrameworkOutput framework(train.get(), options.write_sagemaker ? &trace : nullptr, start_ns);
-  STEPSCOPE_RETURN_IF_ERROR(WriteFramework(options, framework, summary));
-  summary.events = framework.events();
+// One rank's training process: its stream and, for the twin's rank, the twin's traces. Every
+// rank runs the same steps (the same generator seed), so only global rank 0 counts them.
+Status WriteRank(const SyntheticRunOptions& options, const NodeInfo& node, const std::string& node_dir, int32_t local_rank,
+                 const std::string& anchor, bool twin, SyntheticRunSummary& summary) {
+  const int64_t pid = kTrainPid + local_rank;
+  std::unique_ptr<StoreStream> train;
+  if (options.write_stepscope) {
+    STEPSCOPE_ASSIGN_OR_RETURN(train, StoreStream::Create(node_dir, "train-" + std::to_string(pid),
+                                                          ProcessMetaJson(options, node, local_rank, pid, anchor), 32 * 1024,
+                                                          static_cast<uint32_t>(pid)));
+  }
+  SageMakerTraceWriter trace(options.out_dir + "/sagemaker");
+  FrameworkOutput framework(train.get(), twin ? &trace : nullptr, options.start_unix_s * 1'000'000'000);
+  const int32_t rank = node.rank * options.ranks_per_node + local_rank;
+  if (options.nodes * options.ranks_per_node > 1) framework.SkewSteps(options.seed * 104'729 + static_cast<uint64_t>(rank));
+  SyntheticRunSummary not_counted;
+  STEPSCOPE_RETURN_IF_ERROR(WriteFramework(options, framework, rank == 0 ? summary : not_counted));
+  summary.events += framework.events();
+  if (twin) STEPSCOPE_RETURN_IF_ERROR(trace.Flush());
+  if (train == nullptr) return OkStatus();
+  STEPSCOPE_RETURN_IF_ERROR(train->ClockPairAt(kMonotonicBaseNs + options.duration_s * 1'000'000'000));
+  return train->Finish();
+}
+
+// One node: its manifest, clock record, sampler and ranks, all on the node's own clock; node 0
+// also writes the SageMaker twin.
+Status WriteNode(const SyntheticRunOptions& options, const NodeInfo& node, SyntheticRunSummary& summary) {
+  const int64_t start_ns = options.start_unix_s * 1'000'000'000;
+  const std::string node_dir = options.out_dir + "/stepscope/" + kJob + "/" + node.name;
+  const std::string anchor = ClockAnchorJson(start_ns + node.clock_ahead_ns);
+  std::unique_ptr<StoreStream> system;
+  if (options.write_stepscope) {
+    STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(node_dir));
+    STEPSCOPE_RETURN_IF_ERROR(
+        WriteFileAtomically(node_dir + "/manifest.json", ManifestJson(options, node, start_ns + node.clock_ahead_ns)));
+    if (options.nodes > 1) {
+      // The job starts 5 s after the sampler (WriteFramework); so does the first burst.
+      STEPSCOPE_RETURN_IF_ERROR(
+          WriteFileAtomically(node_dir + "/clock_sync.json", ClockSyncJson(options, node, start_ns + 5'000'000'000)));
+    }
+    STEPSCOPE_ASSIGN_OR_RETURN(system, StoreStream::Create(node_dir, "system",
+                                                           R"({"kind":"system","pid":)" + std::to_string(kSystemPid) +
+                                                               R"(,"ppid":1,"ticks_per_ns":1.0,"clock_anchor":)" + anchor + "}",
+                                                           64 * 1024, kMainTid));
+  }
+  const bool twin = options.write_sagemaker && node.rank == 0;
+  SageMakerSystemWriter sm_system(options.out_dir + "/sagemaker");
+  STEPSCOPE_RETURN_IF_ERROR(WriteSystem(options, node.rank, system.get(), twin ? &sm_system : nullptr, summary));
+  for (int32_t local_rank = 0; local_rank < options.ranks_per_node; ++local_rank) {
+    STEPSCOPE_RETURN_IF_ERROR(WriteRank(options, node, node_dir, local_rank, anchor, twin && local_rank == 0, summary));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<SyntheticRunSummary> WriteSyntheticRun(const SyntheticRunOptions& options) {
+  if (options.out_dir.empty() || options.duration_s <= 0 || options.cpu_cores < 0 || options.gpus < 0 ||
+      options.poll_interval_ms <= 0 || !(options.train_steps_per_s > 0) || options.nodes < 1 ||
+      options.ranks_per_node < 1) {
+    return InvalidArgumentError(
+        "synthetic run: need an output directory, a positive duration, poll interval and step rate, and at least one "
+        "node and one rank per node");
+  }
+  SyntheticRunSummary summary;
+  const std::string sm_root = options.out_dir + "/sagemaker";
+  if (options.write_stepscope) summary.stepscope_dir = options.out_dir + "/stepscope/" + kJob;
   if (options.write_sagemaker) {
-    STEPSCOPE_RETURN_IF_ERROR(trace.Flush());
-    STEPSCOPE_RETURN_IF_ERROR(WriteFileAtomically(sm_root + "/system/training_job_end.ts", std::to_string(options.start_unix_s + options.duration_s) + "\n"));
+    STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(sm_root + "/system/incremental"));
+    STEPSCOPE_RETURN_IF_ERROR(CreateDirectories(sm_root + "/framework/pevents"));
+    summary.sagemaker_dir = sm_root;
   }
-  if (train != nullptr) {
-    STEPSCOPE_RETURN_IF_ERROR(train->ClockPairAt(kMonotonicBaseNs + duration_ns));
-    STEPSCOPE_RETURN_IF_ERROR(train->Finish());
-    summary.stepscope_bytes = DirectoryBytes(summary.stepscope_dir);
+  for (int32_t rank = 0; rank < options.nodes; ++rank) {
+    STEPSCOPE_RETURN_IF_ERROR(WriteNode(options, NodeAt(options, rank), summary));
   }
-  if (options.write_sagemaker) summary.sagemaker_bytes = DirectoryBytes(sm_root);
+  if (options.write_sagemaker) {
+    STEPSCOPE_RETURN_IF_ERROR(WriteFileAtomically(sm_root + "/system/training_job_end.ts",
+                                                  std::to_string(options.start_unix_s + options.duration_s) + "\n"));
+    summary.sagemaker_bytes = DirectoryBytes(sm_root);
+  }
+  if (options.write_stepscope) summary.stepscope_bytes = DirectoryBytes(summary.stepscope_dir);
   return summary;
 }
 

@@ -6,6 +6,10 @@
 //       system.log                      CompactStream, as `stepscope run` leaves it); the system
 //       train-<pid>.log                 stream holds every metric the sampler writes (names as
 //                                       docs/formats.md), the process stream the steps
+//   or, with nodes > 1, node0/ ... node<N-1>/ instead of algo-1/, each with its own manifest
+//   (nodes_expected, node_rank), system stream and clock_sync.json; with nodes x ranks_per_node
+//   > 1, one train-<pid>.log per rank, its meta carrying torchrun's RANK, LOCAL_RANK, WORLD_SIZE
+//   and GROUP_RANK as the recorder copies them
 //   <out>/sagemaker/                    its SageMaker Debugger twin (shared/FORMATS.md §1):
 //       system/incremental/<YYYYMMDDHH>/<epoch s>.algo-1.json   JSON lines, one file per minute
 //       framework/pevents/<YYYYMMDDHH>/<ts_us>_algo-1_pythontimeline.json   one trace per hour
@@ -15,6 +19,12 @@
 // Backward, OptimizerStep spans) with an EVAL pass every 2,000 steps; a DataLoaderIterInitialize
 // instant with loader args at the start of every pass; a slow step (slow data or a slow
 // backward) every ~1,000 steps. Deterministic: the same options give byte-identical files.
+//
+// Several ranks train data-parallel and synchronously: every rank runs the same steps, each step
+// starting up to 100 us late on a rank (the skew a collective leaves). Node k's clock reads
+// k x 2 ms ahead of node 0's, the reference; its clock_sync.json records the offset, so the
+// loader's alignment puts every rank's steps back together. The SageMaker twin is node 0's
+// first rank alone.
 //
 // Callers: benchmarks/analysis_benchmark.cc, benchmarks/make_synthetic_run.cc and the tests,
 // which make small runs through the options. Single-threaded.
@@ -36,6 +46,8 @@ struct SyntheticRunOptions {
   double train_steps_per_s = 4.0;
   int64_t start_unix_s = 1767571200;  // 2026-01-05 00:00:00 UTC
   uint64_t seed = 1;
+  int32_t nodes = 1;           // 1: one node named algo-1, no clock alignment
+  int32_t ranks_per_node = 1;  // training processes per node; more than one job-wide: torchrun ranks
   bool write_stepscope = true;
   bool write_sagemaker = true;
 };
@@ -43,13 +55,13 @@ struct SyntheticRunOptions {
 struct SyntheticRunSummary {
   std::string stepscope_dir;   // <out>/stepscope/synthetic (the job directory), "" when not written
   std::string sagemaker_dir;   // <out>/sagemaker, "" when not written
-  int64_t polls = 0;
-  int64_t samples = 0;         // system samples in the stepscope run
+  int64_t polls = 0;           // of one node
+  int64_t samples = 0;         // system samples in the stepscope run, all nodes
   int64_t sagemaker_records = 0;  // system records in the twin (SageMaker has fewer metrics)
-  int64_t train_steps = 0;
+  int64_t train_steps = 0;     // of one rank: every rank runs the same steps
   int64_t eval_steps = 0;
-  int64_t events = 0;          // framework events: steps, spans, instants
-  int64_t slow_steps = 0;
+  int64_t events = 0;          // framework events: steps, spans, instants, all ranks
+  int64_t slow_steps = 0;      // of one rank
   uint64_t stepscope_bytes = 0;  // at rest, all files
   uint64_t sagemaker_bytes = 0;
 };

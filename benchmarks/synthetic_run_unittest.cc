@@ -1,11 +1,14 @@
 // The synthetic run of the analysis benchmark, small: what it writes loads back exactly, as a
-// stepscope run and as its SageMaker twin, and the same seed writes the same bytes.
+// stepscope run and as its SageMaker twin, and the same seed writes the same bytes; a job of
+// several nodes and ranks loads back as torchrun's ranks on one aligned time axis.
 #include "synthetic_run.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <map>
 #include <string>
+#include <utility>
 
 #include "analysis/model.h"
 #include "analysis/stepscope_loader.h"
@@ -62,6 +65,9 @@ TEST(SyntheticRun, LoadsBackExactlyAsAStepscopeRunAndAsItsSageMakerTwin) {
   ASSERT_EQ(stepscope_model->nodes().size(), 1u);
   EXPECT_EQ(stepscope_model->nodes()[0].cpu_cores, 4);
   EXPECT_EQ(stepscope_model->nodes()[0].gpu_count, 4);
+  EXPECT_EQ(stepscope_model->nodes()[0].name, "algo-1");
+  ASSERT_EQ(stepscope_model->processes().size(), 1u);
+  EXPECT_EQ(stepscope_model->processes()[0].rank, -1);  // no torchrun variables in a one-process job
   EXPECT_TRUE(stepscope_model->problems().empty()) << stepscope_model->problems()[0].sentence;
 
   auto sagemaker_model = analysis::ImportSageMaker(summary->sagemaker_dir);
@@ -107,6 +113,60 @@ TEST(SyntheticRun, TheSameSeedWritesTheSameData) {
   }
   EXPECT_TRUE(all_equal);
   EXPECT_TRUE(any_differs);
+}
+
+TEST(SyntheticRun, NodesAndRanksLoadBackAsTorchrunRanksOnOneTimeAxis) {
+  SyntheticRunOptions options = SmallRun("multi");
+  options.gpus = 2;
+  options.nodes = 2;
+  options.ranks_per_node = 2;
+  options.write_sagemaker = false;
+  auto summary = WriteSyntheticRun(options);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  // Each node samples 47 metrics a poll (4 + 4 x 4 + 3 + 5 + 2 + 2 x 7 + 3); 7 rates missing first.
+  EXPECT_EQ(summary->samples, 2 * (240 * 47 - 7));
+  EXPECT_GT(summary->train_steps, 400);
+  EXPECT_EQ(summary->events, 4 * (1 + summary->train_steps * 5));
+
+  auto model = analysis::LoadStepscopeRun(summary->stepscope_dir);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_TRUE(model->problems().empty()) << model->problems()[0].sentence;
+  ASSERT_EQ(model->nodes().size(), 2u);
+  EXPECT_EQ(SampleCount(*model), summary->samples);
+  EXPECT_EQ(static_cast<int64_t>(model->events().size()), summary->events);
+  EXPECT_EQ(static_cast<int64_t>(model->steps().size()), 4 * summary->train_steps);
+  std::map<std::string, uint32_t> node_index;
+  for (uint32_t i = 0; i < model->nodes().size(); ++i) node_index[model->nodes()[i].name] = i;
+  ASSERT_EQ(node_index.count("node0") + node_index.count("node1"), 2u);
+  EXPECT_EQ(model->nodes()[node_index["node0"]].manifest.node_rank, 0);
+  EXPECT_EQ(model->nodes()[node_index["node1"]].manifest.nodes_expected, 2);
+  // node1's clock reads 2 ms ahead; its clock_sync.json says so.
+  EXPECT_EQ(model->nodes()[node_index["node0"]].clock.state, analysis::ClockAlignmentState::kReference);
+  EXPECT_EQ(model->nodes()[node_index["node1"]].clock.state, analysis::ClockAlignmentState::kAligned);
+  EXPECT_EQ(model->nodes()[node_index["node1"]].clock.offset_ns, -2'000'000);
+
+  // Global rank = group rank x 2 + local rank, each on its own node.
+  std::map<std::pair<uint32_t, int32_t>, int32_t> rank_of;  // (node, pid) -> RANK
+  ASSERT_EQ(model->processes().size(), 4u);
+  for (const analysis::ProcessFacts& process : model->processes()) {
+    EXPECT_EQ(process.world_size, 4);
+    EXPECT_EQ(process.group_rank, model->nodes()[process.node].manifest.node_rank);
+    EXPECT_EQ(process.rank, process.group_rank * 2 + process.local_rank);
+    rank_of[{process.node, process.pid}] = process.rank;
+  }
+  ASSERT_EQ(rank_of.size(), 4u);
+  // Every rank starts step 0 at the same time on the job's axis, up to its 100 us of skew: had
+  // node1's clock not been aligned, its ranks would start 2 ms late.
+  std::map<int32_t, int64_t> first_step_ns;
+  for (uint32_t index : model->steps()) {
+    const analysis::FrameworkEvent& step = model->events()[index];
+    if (step.step == 0) first_step_ns[rank_of[{step.node, step.pid}]] = step.start_ns;
+  }
+  ASSERT_EQ(first_step_ns.size(), 4u);
+  for (const auto& [rank, start_ns] : first_step_ns) {
+    EXPECT_GE(start_ns, 1767571200'000'000'000 + 5'003'000'000) << "rank " << rank;
+    EXPECT_LT(start_ns, 1767571200'000'000'000 + 5'003'100'000) << "rank " << rank;
+  }
 }
 
 }  // namespace

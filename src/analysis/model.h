@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/clock_alignment.h"
 #include "analysis/problem.h"
 #include "analysis/sample_times.h"
 #include "base/status.h"
@@ -69,7 +70,12 @@ struct NodeFacts {
   // capabilities, the sampler's cost, control files applied), when it could be read.
   std::string directory;
   bool has_manifest = false;
-  store::RunManifest manifest;
+  store::RunManifest manifest;  // its start and end times on the job's time axis, as every time
+  // Where the node's times sit against the job's reference clock (clock_alignment.h); kNone for
+  // a job of one node and imported runs. `clock_late`: recorded after the node's first streams
+  // were read (a live run read early), so this load shows the node's own clock.
+  ClockAlignment clock;
+  bool clock_late = false;
 };
 
 // One recorded stream of a stepscope run (one recording process, or a node's system sampler)

@@ -156,6 +156,16 @@ Status RunDecoder::PollNodes() {
     } else if (manifest.status().code() != StatusCode::kNotFound) {
       AddProblem(manifest.status().message() + "; using each stream's own clock anchor");
     }
+    // Read until it says something: the node's local rank 0 writes it once the job's processes
+    // exchanged clocks, seconds into the job.
+    if (node.clock.state == ClockAlignmentState::kNone) {
+      ClockAlignment clock = AlignClock(store::ReadClockSync(found.path));
+      if (!node.clock_fixed) {
+        node.clock = std::move(clock);
+      } else if (clock.state != ClockAlignmentState::kNone) {
+        node.clock_late = true;
+      }
+    }
   }
   return OkStatus();
 }
@@ -190,7 +200,7 @@ Status RunDecoder::Poll(RecordedEventSink& sink) {
 void RunDecoder::PollStream(uint32_t stream_index, RecordedEventSink& sink) {
   RecordedStream& info = streams_[stream_index];
   StreamState& state = *states_[stream_index];
-  const RecordedNode& node = nodes_[info.node];
+  RecordedNode& node = nodes_[info.node];
   // Decided before reading: a writer found gone has written everything we are about to read.
   const bool writer_gone = node_final_[info.node] || !WriterAlive(state.directory, info.name);
   const store::LogTail tail = writer_gone ? store::LogTail::kFinal : store::LogTail::kMayGrow;
@@ -223,7 +233,9 @@ void RunDecoder::PollStream(uint32_t stream_index, RecordedEventSink& sink) {
       setup_problems.push_back("stream '" + stream_name + "' has no clock anchor; its times are monotonic, not Unix time");
       offset = 0;
     }
-    state.offset_ns = *offset;
+    // Onto the job's time axis: the node's measured offset to the reference node's clock.
+    node.clock_fixed = true;
+    state.offset_ns = *offset + node.clock.offset_ns;
     sink.OnStream(stream_index, contents.block_records, contents.strings.size());
   };
 

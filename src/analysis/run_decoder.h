@@ -36,6 +36,7 @@
 #include "analysis/model.h"
 #include "base/status.h"
 #include "store/format.h"
+#include "analysis/clock_alignment.h"
 #include "store/run_manifest.h"
 
 namespace stepscope::analysis {
@@ -70,6 +71,12 @@ struct RecordedNode {
   std::string directory;
   bool has_manifest = false;
   store::RunManifest manifest;  // default-constructed when none could be read
+  // The node's clock on the job's time axis (clock_alignment.h): its offset is added to every
+  // time of the node from its first stream on, so it is fixed then; an alignment recorded only
+  // after that (a live run read early) is `clock_late` and applies from the next load.
+  ClockAlignment clock;
+  bool clock_fixed = false;
+  bool clock_late = false;
 };
 
 // One stream and what the store says of it: the model's StreamFacts (model.h); `node` indexes

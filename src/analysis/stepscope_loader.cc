@@ -10,6 +10,8 @@
 
 #include "analysis/detail_operators.h"
 #include "analysis/gpu_stream_events.h"
+#include "analysis/job_nodes.h"
+#include "analysis/rank_variables.h"
 #include "analysis/recording_losses.h"
 #include "analysis/run_decoder.h"
 #include "analysis/vocabulary.h"
@@ -26,8 +28,17 @@ NodeFacts FactsFromNode(const RecordedNode& node) {
   facts.name = node.name;
   facts.directory = node.directory;
   facts.has_manifest = node.has_manifest;
+  facts.clock = node.clock;
+  facts.clock_late = node.clock_late;
   if (!node.has_manifest) return facts;
   facts.manifest = node.manifest;
+  // The manifest's times onto the job's axis, as the node's events (run_decoder.h).
+  const int64_t offset_ns = node.clock_fixed ? node.clock.offset_ns : 0;
+  if (facts.manifest.start_time_ns > 0) facts.manifest.start_time_ns += offset_ns;
+  if (facts.manifest.end_time_ns > 0) facts.manifest.end_time_ns += offset_ns;
+  for (store::ManifestControl& control : facts.manifest.control) {
+    if (control.applied_at_ns > 0) control.applied_at_ns += offset_ns;
+  }
   const store::RunManifest& manifest = node.manifest;
   facts.instance_type = manifest.instance_type;
   facts.instance_count = manifest.instance_count;
@@ -37,15 +48,6 @@ NodeFacts FactsFromNode(const RecordedNode& node) {
     facts.gpu_memory_bytes = manifest.capabilities.gpu_memory_bytes;
   }
   return facts;
-}
-
-// A rank variable the recorder copied from the environment ("ranks": {"RANK": "1", ...}, strings
-// as the environment holds them): a non-negative integer, else -1.
-int32_t RankVariable(const nlohmann::json& ranks, const char* name) {
-  const std::string text = JsonString(ranks, name);
-  int32_t value = -1;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return error == std::errc() && end == text.data() + text.size() && value >= 0 ? value : -1;
 }
 
 // What a process stream says about its process: pid, parent and the ranks torchrun gave it.
@@ -248,6 +250,8 @@ class StepscopeFollower final : public ModelFollower, private RecordedEventSink 
       NodeFacts& facts = builder.node(node);
       const NodeFacts fresh = FactsFromNode(nodes[index]);
       // The manifest moves on while the job runs (status, end, sampler cost, control files).
+      facts.clock = fresh.clock;
+      facts.clock_late = fresh.clock_late;
       if (fresh.has_manifest) {
         facts.has_manifest = true;
         facts.manifest = fresh.manifest;
@@ -289,6 +293,9 @@ class StepscopeFollower final : public ModelFollower, private RecordedEventSink 
     std::vector<StreamFacts> stream_facts;
     for (uint32_t index = 0; index < builder.stream_count(); ++index) stream_facts.push_back(builder.stream(index));
     AddRecordingLosses(node_facts, stream_facts, builder);
+    // Nodes lost, never started or not aligned: the job's shape changes while it runs too.
+    builder.RemoveProblems(IsJobNodeProblem);
+    AddJobNodeProblems(node_facts, stream_facts, builder);
 
     // complete_until_ns (stepscope_loader.h); unset means last_ns() (a finished run).
     if (!decoder_->finished()) {

@@ -57,6 +57,11 @@ std::string FormatRunInfo(const nlohmann::json& info) {
       // events say only why hardware counters were missing, when they were).
       if (const std::string why = JsonString(perf, "reason"); !why.empty()) out << "\n           perf: " << why;
     }
+    // Jobs of several nodes: where the node's clock sits against the reference node's.
+    const nlohmann::json clock = JsonObject(node, "clock");
+    if (const std::string description = JsonString(clock, "description"); !description.empty()) {
+      out << "\n           clock: " << description;
+    }
     out << "\n";
   }
   const auto& counts = info["counts"];

@@ -83,6 +83,10 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& 
       entry["capabilities"] = written["capabilities"];
       entry["status"] = status;
       entry["config"] = manifest.config;
+      if (manifest.node_rank >= 0) entry["node_rank"] = manifest.node_rank;
+      if (manifest.nodes_expected > 0) entry["nodes_expected"] = manifest.nodes_expected;
+      // Where the node's times sit against the job's reference clock (docs/multi-node.md).
+      entry["clock"] = analysis::ClockAlignmentToJson(node.clock);
     } else {
       entry["status"] = model.source() == analysis::ModelSource::kStepscope ? "no manifest" : "imported";
     }

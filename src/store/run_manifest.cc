@@ -201,6 +201,8 @@ nlohmann::json ManifestToJson(const RunManifest& m) {
   if (!m.instance_type.empty()) json["instance_type"] = m.instance_type;
   if (m.instance_count > 0) json["instance_count"] = m.instance_count;
   if (m.cpu_cores > 0) json["cpu_cores"] = m.cpu_cores;
+  if (m.nodes_expected > 0) json["nodes_expected"] = m.nodes_expected;
+  if (m.node_rank >= 0) json["node_rank"] = m.node_rank;
   if (m.launcher_pid > 0 || m.job_pid > 0) json["pids"] = {{"launcher", m.launcher_pid}, {"job", m.job_pid}};
   nlohmann::json control = nlohmann::json::array();
   for (const ManifestControl& entry : m.control) control.push_back(ControlToJson(entry));
@@ -286,6 +288,8 @@ StatusOr<RunManifest> ParseRunManifest(std::string_view text, const std::string&
   m.instance_type = JsonString(json, "instance_type");
   m.instance_count = ClampedInt32(json, "instance_count");
   m.cpu_cores = ClampedInt32(json, "cpu_cores");
+  m.nodes_expected = ClampedInt32(json, "nodes_expected");
+  m.node_rank = JsonField(json, "node_rank") != nullptr ? ClampedInt32(json, "node_rank") : -1;
   m.interval_ns = std::max<int64_t>(0, JsonInt(JsonObject(m.config, "interval"), "ns", 0));
   m.streams_listed = JsonField(json, "streams") != nullptr && JsonField(json, "streams")->is_array();
   m.streams = StringList(json, "streams");

@@ -129,6 +129,10 @@ struct RunManifest {
   std::string instance_type;  // --instance, "" when not given
   int32_t instance_count = 0; // --count, 0 when not given
   int32_t cpu_cores = 0;      // 0 when not given
+  // The job's shape as its launch command said (torchrun --nnodes N --node-rank R): how many
+  // nodes the job needs (0 when unknown) and which one this is (-1 when unknown).
+  int32_t nodes_expected = 0;
+  int32_t node_rank = -1;
   // The sampling interval at the start (config "interval"), in ns; 0 when unknown.
   int64_t interval_ns = 0;
   // Every stream of the node when the job ended (file stems); empty before.

@@ -46,9 +46,13 @@ void OnlineRules::StopThread() {
 
 void OnlineRules::EvaluateNow() { Pass(/*final_pass=*/false); }
 
-void OnlineRules::Finish() {
+void OnlineRules::Finish(const std::string& also_output_dir) {
   StopThread();
   Pass(/*final_pass=*/true);
+  if (also_output_dir.empty() || disabled_ || !report_->finished()) return;
+  if (Status written = report_->WriteOutputs(also_output_dir); !written.ok()) {
+    Problem("rules: cannot write " + also_output_dir + ": " + written.message());
+  }
 }
 
 void OnlineRules::Problem(const std::string& message) {
@@ -102,6 +106,18 @@ std::unique_ptr<OnlineRules> StartOnlineRules(const std::string& job_dir, const 
     return nullptr;
   }
   return online;
+}
+
+Status EvaluateRulesOnce(const std::string& run_dir, const nlohmann::json& section,
+                         const std::vector<std::string>& overrides, const std::vector<rules::InstanceType>* catalog) {
+  STEPSCOPE_ASSIGN_OR_RETURN(auto report, rules::MakeConfiguredProfilerReport("", section, overrides, catalog));
+  STEPSCOPE_ASSIGN_OR_RETURN(analysis::Model model, analysis::LoadRun(run_dir));
+  try {
+    report->Finish(model);
+  } catch (const std::exception& error) {
+    return InternalError(std::string("a rule failed: ") + error.what());
+  }
+  return report->WriteOutputs(run_dir + "/rules");
 }
 
 }  // namespace stepscope::launcher

@@ -1,8 +1,11 @@
 // Online rule evaluation during `stepscope run` (SPEC.md §4 "Online"): a background thread
-// that, every scan interval, reloads the job directory, lets the ProfilerReport driver evaluate
-// the windows whose data is now complete, and rewrites <job>/rules/. Finish() does the last pass
-// after the job ended: reload, evaluate the remaining windows, Rule::Finish, write, so the final
-// files equal what `stepscope rules <job>` computes offline on the same data.
+// that, every scan interval, reloads the node's directory (the launcher's own node: nodes of a
+// multi-node job never read each other's data while it grows), lets the ProfilerReport driver
+// evaluate the windows whose data is now complete, and rewrites <job>/<node>/rules/. Finish()
+// does the last pass after the job ended: reload, evaluate the remaining windows, Rule::Finish,
+// write, so the final files equal what `stepscope rules <job>/<node>` computes offline on the
+// same data. The job's own rules (<job>/rules/, finished_outputs.h) come from EvaluateRulesOnce,
+// or from Finish's second output directory when the node is the job's only one.
 //
 // A rule or loading problem never fails the job: it is logged as one line and evaluation goes on
 // (a rule that throws turns online evaluation off for the rest of the run; `stepscope rules`
@@ -50,8 +53,9 @@ class OnlineRules {
   Status Start(int64_t period_ns = 0);
   // One pass: reload, evaluate the complete windows, write the outputs.
   void EvaluateNow();
-  // Stops the thread and does the final pass.
-  void Finish();
+  // Stops the thread and does the final pass; its outputs also go to `also_output_dir` when not
+  // empty (a job of one node: its rules are the job's).
+  void Finish(const std::string& also_output_dir = "");
 
   // Called after each pass that evaluated, on the rules' thread, with the model it read (the
   // Prometheus endpoint's framework figures). Set before Start.
@@ -91,5 +95,10 @@ std::unique_ptr<OnlineRules> StartOnlineRules(const std::string& job_dir, const 
                                               const std::vector<std::string>& overrides,
                                               const std::vector<rules::InstanceType>* catalog, OnlineRules::Log log,
                                               OnlineRules::PassObserver observer = {});
+
+// The rules of a finished run, evaluated once with the same configuration, into <run_dir>/rules/
+// (a multi-node job's, by the launcher that finished last).
+Status EvaluateRulesOnce(const std::string& run_dir, const nlohmann::json& section,
+                         const std::vector<std::string>& overrides, const std::vector<rules::InstanceType>* catalog);
 
 }  // namespace stepscope::launcher

@@ -12,6 +12,7 @@
 #include "base/file_system.h"
 #include "launcher/child_process.h"
 #include "launcher/control_watcher.h"
+#include "launcher/finished_outputs.h"
 #include "launcher/gpu_tracing_injection.h"
 #include "launcher/job_metrics.h"
 #include "launcher/online_rules.h"
@@ -20,6 +21,7 @@
 #include "launcher/run_manifest.h"
 #include "store/run_manifest.h"
 #include "launcher/system_stream_sink.h"
+#include "launcher/torchrun_command.h"
 #include "platform/cupti/cupti_probe.h"
 #include "platform/linux/host_constants.h"
 #include "platform/linux/proc_file_system.h"
@@ -88,12 +90,21 @@ nlohmann::json Versions() {
 
 void PrintError(const std::string& message) { std::fprintf(stderr, "stepscope run: %s\n", message.c_str()); }
 
+// Multi-node tests skew one node's clock on purpose (STEPSCOPE_TEST_CLOCK_SKEW_NS, signed ns):
+// every time the node records is then off by that much, as a machine whose clock is wrong, and
+// the analysis must align it from the measured offset (docs/multi-node.md). 0 when unset.
+int64_t InjectedClockSkewNs() {
+  const char* text = std::getenv("STEPSCOPE_TEST_CLOCK_SKEW_NS");
+  return text == nullptr ? 0 : std::strtoll(text, nullptr, 10);
+}
+
 }  // namespace
 
 int RunJob(const RunConfig& config, const std::vector<std::string>& command, const FinishedRunHandler& finished_run) {
   if (command.empty()) return PrintError("no command to run"), kExitUsage;
   const ClockPair anchor = ReadClockPair();
-  const int64_t realtime_anchor_ns = static_cast<int64_t>(RealtimeNowNs());
+  const int64_t clock_skew_ns = InjectedClockSkewNs();
+  const int64_t realtime_anchor_ns = static_cast<int64_t>(RealtimeNowNs()) + clock_skew_ns;
   const std::string host = HostName();
   const std::string job_or_default =
       config.job.empty() ? ScriptName(command) + "-" + UtcStamp(realtime_anchor_ns) : config.job;
@@ -138,7 +149,11 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
   auto start_manifest = [&](const std::string& job_name) {
     ManifestStart start{job_name, node, host, command, &config, anchor, realtime_anchor_ns, capabilities,
                         versions};
-    return StartManifest(start);
+    store::RunManifest started = StartManifest(start);
+    const TorchrunShape shape = ParseTorchrunCommand(command);
+    started.nodes_expected = shape.nodes_expected;
+    started.node_rank = shape.node_rank;
+    return started;
   };
   // The node directory becomes this launcher's with its first manifest; another launcher's
   // (the same default job name in the same second, or the same --job) is never written.
@@ -263,9 +278,10 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
       });
   if (Status status = control_watcher.Start(); !status.ok()) PrintError("`stepscope ctl` is off: " + status.message());
 
-  // The rules evaluate the job directory every scan interval into <job>/rules/ (online_rules.h).
+  // The rules evaluate the node's directory every scan interval into <job>/<node>/rules/
+  // (online_rules.h); the job's come at the end (finished_outputs.h).
   std::unique_ptr<OnlineRules> online_rules =
-      StartOnlineRules(run_dir, config.rules, config.rule_overrides,
+      StartOnlineRules(node_dir, config.rules, config.rule_overrides,
                        config.prices.empty() ? nullptr : &config.price_catalog,
                        [](const std::string& line) { PrintError(line); },
                        metrics == nullptr ? OnlineRules::PassObserver()
@@ -275,7 +291,7 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
 
   ChildExit exit = child->Wait();
   control_watcher.Stop();
-  const int64_t end_realtime_ns = static_cast<int64_t>(RealtimeNowNs());
+  const int64_t end_realtime_ns = static_cast<int64_t>(RealtimeNowNs()) + clock_skew_ns;
   sampler.Stop();
   // What NVML left out is known once the sampler has polled (an unsupported reading shows at
   // its first call).
@@ -308,9 +324,21 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
                       sampler.interval_ns()};
   manifest.streams_still_written = still_running;
   if (Status status = WriteManifest(node_dir, manifest); !status.ok()) PrintError(status.message());
-  // Last, on the final data: the files then equal `stepscope rules <job>`.
-  if (online_rules) online_rules->Finish();
-  if (finished_run) finished_run(run_dir);
+  // Last, on the final data: the files then equal `stepscope rules` of the node and of the job.
+  // Decided after this node's final manifest is written (finished_outputs.h).
+  const FinishedOutputs outputs = PlanFinishedOutputs(run_dir, node);
+  if (online_rules) online_rules->Finish(outputs.only_node ? run_dir + "/rules" : "");
+  if (!outputs.only_node && outputs.last_node) {
+    Status evaluated = EvaluateRulesOnce(run_dir, config.rules, config.rule_overrides,
+                                         config.prices.empty() ? nullptr : &config.price_catalog);
+    if (!evaluated.ok()) {
+      PrintError("the job's rules were not written: " + evaluated.message() + "; run `stepscope rules " + run_dir + "`");
+    }
+  }
+  if (finished_run) {
+    finished_run({run_dir, node_dir, /*node_report=*/!outputs.only_node, /*job_report=*/outputs.last_node,
+                  outputs.unfinished_nodes});
+  }
 
   std::fprintf(stderr, "stepscope: job %s after %.1f s; %llu system samples; run directory %s\n",
                exit.Describe().c_str(), static_cast<double>(end_realtime_ns - realtime_anchor_ns) / 1e9,

@@ -6,7 +6,8 @@
 //   claim <out>/<job>/<node> (run_directory_claim.h) -> system stream, config.json, Python
 //   startup -> start the child (child_process.h) -> sampler, control watcher, online rules
 //   -> wait for the child -> stop the watcher and the sampler -> compact every stream ->
-//   final manifest -> the rules' final pass -> the caller's `finished_run` (report, summary)
+//   final manifest -> the rules' final pass (and the job's, finished_outputs.h) -> the caller's
+//   `finished_run` (reports, summary)
 //
 // Callers: the CLI's run command. Threading: the calling thread, which it holds until the job
 // ended; installs the launcher's signal handlers (child_process.h).
@@ -24,9 +25,18 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitSetup = 1;
 inline constexpr int kExitCannotExecute = 127;
 
-// Called once with the run directory after the run is final (its manifest and rules written).
-// What it does (the report, the terminal summary) cannot change the exit code.
-using FinishedRunHandler = std::function<void(const std::string& run_dir)>;
+// The run once this node's part is final (its manifest and rules written), and which reports
+// are this launcher's to write (finished_outputs.h).
+struct FinishedRun {
+  std::string job_dir;   // <out>/<job>
+  std::string node_dir;  // <out>/<job>/<node>
+  bool node_report = false;  // <node>/report.html: a job of several nodes
+  bool job_report = true;    // <job>/report.html: the job's only node, or the last to finish
+  std::vector<std::string> unfinished_nodes;  // when not the last: the nodes still running
+};
+// Called once when the run is final. What it does (the reports, the terminal summary) cannot
+// change the exit code.
+using FinishedRunHandler = std::function<void(const FinishedRun& run)>;
 
 // Runs `command` (argv; not empty) under `config` (resolved: ResolveRunConfig). Returns the
 // job's exit code, 128 + signal if it was killed, kExitUsage for a bad job or node name,

@@ -14,7 +14,7 @@ without a DataLoader, ``optimizer`` one created before the call. The step rules 
 
 import stepscope
 from stepscope import _step as _user_steps
-from stepscope.torch import _data, _gpu_tracing, _patches, _windows
+from stepscope.torch import _clock_sync, _data, _gpu_tracing, _patches, _windows
 from stepscope.torch._steps import tracker
 from stepscope.torch._windows import profile
 
@@ -36,6 +36,7 @@ def instrument(model=None, optimizer=None, loader=None, detail=None):
         _patches.install(step_tracker)
         _data.install(step_tracker)
         _user_steps.set_step_observer(step_tracker)
+        _clock_sync.install()  # multi-node torchrun jobs only: one time axis for every node
         if _gpu_tracing.enabled():
             # The profiler guard makes every torch profiler session hand CUPTI over and back.
             from stepscope.torch import _operators  # noqa: F401 -- importing installs the guard

@@ -434,9 +434,10 @@ TEST(Straggler, StepsOfProcessesWithoutARankAreLeftOutOfTheRankComparison) {
   EXPECT_EQ(report.datapoints, 0);
 }
 
-TEST(Straggler, MultiNodeJobsCompareNodesNotTheirRanks) {
-  // Two nodes with two ranks each; rank 1 on algo-1 works more outside backward, but nodes are
-  // compared by their pooled step times, which agree.
+TEST(Straggler, MultiNodeJobsCompareEveryRankOfEveryNode) {
+  // Two nodes with two ranks each (global ranks 0-3); rank 1 on algo-1 works 60 ms more outside
+  // backward while the other three wait for it in theirs. Pooled per node the steps agree: only
+  // comparing ranks across the nodes finds it.
   Builder b;
   const uint32_t nodes[] = {b.Node("algo-1"), b.Node("algo-2")};
   for (uint32_t n = 0; n < 2; ++n) {
@@ -452,9 +453,12 @@ TEST(Straggler, MultiNodeJobsCompareNodesNotTheirRanks) {
   const Model model = b.Finish();
   auto rule = MakeStragglerRule();
   const RuleReport report = Drive(*rule, model);
-  EXPECT_TRUE(report.findings.empty());
-  EXPECT_EQ(report.details["algo-1"]["TRAIN"]["windows_compared"], 1);
-  EXPECT_FALSE(report.details["algo-1"].contains("ranks"));
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].id, "Straggler/algo-1/rank-1/TRAIN");
+  EXPECT_NE(report.findings[0].title.find("rank 1 on algo-1 (pid 101)"), std::string::npos) << report.findings[0].title;
+  EXPECT_EQ(report.details["algo-1"]["ranks"]["1"]["TRAIN"]["windows_slow"], 1);
+  EXPECT_EQ(report.details["algo-2"]["ranks"]["2"]["TRAIN"]["windows_slow"], 0);
+  EXPECT_EQ(report.details["algo-2"]["ranks"]["3"]["TRAIN"]["windows_compared"], 1);
 }
 
 TEST(Straggler, ARunShorterThanPatienceNeedsEveryOneOfItsWindows) {

@@ -1,10 +1,11 @@
 // Straggler (RULES.md §native): one member of a data-parallel job that the others wait for.
 // Synchronous data-parallel training runs at the pace of its slowest member.
 //
-// Members: the job's nodes when the model has several (each node's steps pooled, as before
-// ranks were known), else the ranks of its one node (torchrun --nproc-per-node N on one
-// machine; analysis::ProcessFacts::rank via StepFacts::rank; steps of processes without a rank
-// are left out).
+// Members: the job's ranks when its steps come from two or more (torchrun, on one node or
+// many: analysis::ProcessFacts::rank via StepFacts::rank, global across nodes; steps of
+// processes without a rank are left out), else its nodes (each node's steps pooled: imported
+// SageMaker jobs know nodes, not ranks). In a job of several nodes a slow rank's evidence also
+// compares its node's CPU and GPU with the other nodes' (is the node busier, or its GPU idler?).
 //
 // Per window and step phase, each member's medians are compared with the median of the other
 // members' medians (`reference`):
@@ -39,6 +40,7 @@
 #include "analysis/numerics.h"
 #include "rules/builtin_rules.h"
 #include "rules/step_facts.h"
+#include "rules/system_totals.h"
 
 namespace stepscope::rules {
 namespace {
@@ -119,6 +121,9 @@ struct SlowWindow {
   int32_t pid = -1;               // the member's process with most steps in the window (ranks)
   std::vector<int64_t> steps;
   std::vector<ActivityShare> activity;  // the member's process in the window (first windows only)
+  // A rank in a job of several nodes: its node's mean CPU and GPU utilization in the window and
+  // the other nodes' (-1 when unknown).
+  double node_cpu_pct = -1, others_cpu_pct = -1, node_gpu_pct = -1, others_gpu_pct = -1;
 
   double Excess() const { return excess_s; }
   double Fraction() const { return others.step_s > 0 ? excess_s / others.step_s : 0.0; }
@@ -146,8 +151,13 @@ class StragglerRule final : public Rule {
     const analysis::Model& model = *window.model;
     node_names_.Update(model);
     const std::vector<StepFacts> facts = CollectStepFacts(window);
-    // One node: compare its ranks; several: compare the nodes.
-    const bool by_rank = model.nodes().size() == 1;
+    // Ranks when the steps know two or more, else nodes.
+    std::set<int32_t> ranks;
+    for (const StepFacts& step : facts) {
+      if (step.rank >= 0) ranks.insert(step.rank);
+    }
+    const bool by_rank = ranks.size() >= 2 || model.nodes().size() == 1;
+    const bool several_nodes = model.nodes().size() > 1;
     std::map<std::string, std::map<std::pair<uint32_t, int32_t>, std::vector<const StepFacts*>>> by_phase;
     for (const StepFacts& step : facts) {
       if (by_rank && step.rank < 0) continue;
@@ -205,6 +215,7 @@ class StragglerRule final : public Rule {
           // What ran in the slow rank's process: measured now, while the window's model is at hand.
           if (record.slow.size() < kMaxEvidence) {
             slow.activity = TopActivity(model, member.first, slow.pid, slow.start_ns, slow.end_ns, 5);
+            if (several_nodes) CompareNodeUtilization(window, member.first, slow);
           }
         }
         record.slow.push_back(std::move(slow));
@@ -213,11 +224,33 @@ class StragglerRule final : public Rule {
     return false;
   }
 
+  // The slow rank's node against the job's other nodes, over the window.
+  static void CompareNodeUtilization(const Window& window, uint32_t node, SlowWindow& slow) {
+    auto mean = [](const std::vector<TimedValue>& values) {
+      if (values.empty()) return -1.0;
+      double sum = 0;
+      for (const TimedValue& value : values) sum += value.value;
+      return sum / static_cast<double>(values.size());
+    };
+    auto others_mean = [&](auto totals) {
+      std::vector<double> means;
+      for (uint32_t other = 0; other < window.model->nodes().size(); ++other) {
+        if (other == node) continue;
+        if (const double value = mean(totals(window, other)); value >= 0) means.push_back(value);
+      }
+      return means.empty() ? -1.0 : analysis::Median(means);
+    };
+    slow.node_cpu_pct = mean(CpuTotals(window, node));
+    slow.others_cpu_pct = others_mean(CpuTotals);
+    slow.node_gpu_pct = mean(MeanGpuUtilization(window, node));
+    slow.others_gpu_pct = others_mean(MeanGpuUtilization);
+  }
+
   RuleReport Report() const override {
     RuleReport report;
     report.rule = "Straggler";
-    report.description = "Checks whether one node, or one rank of a single-node job, is consistently slower than "
-                         "the others, so that they wait for it.";
+    report.description = "Checks whether one rank (or, where ranks are unknown, one node) is consistently slower "
+                         "than the others, so that they wait for it.";
     report.recommendation = "Find what differs on the slow node or rank: its data shard, its GPU (clocks, "
                             "temperature), other processes on it, its network, work only it does.";
     report.parameters = parameters_.ReportString();
@@ -341,6 +374,15 @@ class StragglerRule final : public Rule {
       if (const std::string where = WhereTheExcessWent(window.member, window.others, window.excess_s);
           !where.empty()) {
         evidence.what += "; its extra time: " + where;
+      }
+      if (window.node_cpu_pct >= 0 && window.others_cpu_pct >= 0) {
+        std::snprintf(text, sizeof(text), "; %s's CPU %.0f %% busy vs %.0f %% on the other nodes", node_name.c_str(),
+                      window.node_cpu_pct, window.others_cpu_pct);
+        evidence.what += text;
+      }
+      if (window.node_gpu_pct >= 0 && window.others_gpu_pct >= 0) {
+        std::snprintf(text, sizeof(text), ", its GPUs %.0f %% vs %.0f %%", window.node_gpu_pct, window.others_gpu_pct);
+        evidence.what += text;
       }
       evidence.top_activity = window.activity;
       finding.evidence.push_back(std::move(evidence));

@@ -473,7 +473,9 @@ class StepOutlierRule final : public Rule {
     return arg != nullptr ? ArgJson(model, *arg) : nlohmann::json(event.step);
   }
 
-  // One Evidence per run of consecutive outlier step numbers with the same "disturbed" state.
+  // One Evidence per run of consecutive outlier step numbers with the same "disturbed" state. The
+  // ranks of one node share its series (RULES.md §5: per node), so a slow step of a synchronous
+  // job is an outlier on every rank: equal numbers belong to one range, named once.
   PendingFinding MakeFinding(const Model& model, const StepSeries& series, const std::string& phase,
                              const std::vector<size_t>& outliers, double stddev_factor) {
     const std::string short_phase =
@@ -515,7 +517,7 @@ class StepOutlierRule final : public Rule {
     size_t begin = 0;
     while (begin < steps.size()) {
       size_t end = begin + 1;
-      while (end < steps.size() && steps[end].step.number == steps[end - 1].step.number + 1 &&
+      while (end < steps.size() && steps[end].step.number - steps[end - 1].step.number <= 1 &&
              steps[end].disturbed == steps[begin].disturbed) {
         ++end;
       }
@@ -526,19 +528,22 @@ class StepOutlierRule final : public Rule {
       evidence.end_ns = steps[begin].step.end_ns;
       double duration_s = 0;
       for (size_t k = begin; k < end; ++k) {
-        evidence.steps.push_back(steps[k].step.number);
+        if (evidence.steps.empty() || evidence.steps.back() != steps[k].step.number) {
+          evidence.steps.push_back(steps[k].step.number);
+        }
         evidence.start_ns = std::min(evidence.start_ns, steps[k].step.start_ns);
         evidence.end_ns = std::max(evidence.end_ns, steps[k].step.end_ns);
         duration_s += static_cast<double>(steps[k].step.end_ns - steps[k].step.start_ns) / 1e9;
       }
-      const size_t count = end - begin;
-      evidence.what = (count == 1 ? "step " + std::to_string(steps[begin].step.number)
+      const size_t count = end - begin;  // the steps (of every rank) the average is over
+      evidence.what = (evidence.steps.size() == 1 ? "step " + std::to_string(steps[begin].step.number)
                                   : "steps " + std::to_string(steps[begin].step.number) + "-" +
                                         std::to_string(steps[end - 1].step.number)) +
                       " took " + FormatSeconds(duration_s / static_cast<double>(count)) +
                       (count == 1 ? "" : " on average") + " against a mean of " + FormatSeconds(mean);
       if (steps[begin].disturbed) {
-        evidence.what += "; stepscope's own detail window ran in " + std::string(count == 1 ? "this step" : "these steps") +
+        evidence.what += "; stepscope's own detail window ran in " +
+                         std::string(evidence.steps.size() == 1 ? "this step" : "these steps") +
                          ", so part of the time may be profiling overhead";
       }
       // Cached: the finding is rebuilt in every triggering window, and its ranges rarely change.

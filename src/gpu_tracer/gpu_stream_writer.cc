@@ -182,16 +182,20 @@ uint32_t GpuStreamWriter::Intern(std::string_view text) {
   return id;
 }
 
-uint32_t GpuStreamWriter::FrameName(uint32_t id) {
-  if ((name_logged_[id] & (kInStrings | kInFrames)) == 0) {
-    frame_.DeclareName(id, name_text_[id]);
-    name_logged_[id] |= kInFrames;
-    frame_names_.push_back(id);
-  }
+uint32_t GpuStreamWriter::DeclareFrameName(uint32_t id) {
+  frame_.DeclareName(id, name_text_[id]);
+  name_logged_[id] |= kInFrames;
+  frame_names_.push_back(id);
   return id;
 }
 
-uint32_t GpuStreamWriter::FrameNameOf(const char* text) {
+// Forced inline, as FrameNameOf and LaunchConfigId: once per record, where their calls cost 41
+// of the writer's ~480 instructions a record (callgrind); their slow paths stay calls.
+[[gnu::always_inline]] inline uint32_t GpuStreamWriter::FrameName(uint32_t id) {
+  return (name_logged_[id] & (kInStrings | kInFrames)) != 0 ? id : DeclareFrameName(id);
+}
+
+[[gnu::always_inline]] inline uint32_t GpuStreamWriter::FrameNameOf(const char* text) {
   const auto address = reinterpret_cast<uintptr_t>(text);
   AddressSlot& slot = by_address_[((address >> 3) * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
   static_assert(kAddressSlots == 1u << 12);
@@ -205,9 +209,13 @@ uint32_t GpuStreamWriter::FrameNameOf(const char* text) {
                                : std::strncmp(text, slot.text.data(), length) == 0;
     if (same && text[length] == '\0') return FrameName(slot.id);
   }
+  return FrameName(CacheNameOf(text, slot));
+}
+
+uint32_t GpuStreamWriter::CacheNameOf(const char* text, AddressSlot& slot) {
   const uint32_t id = NameId(text);
   slot = {text, name_text_[id], id};
-  return FrameName(id);
+  return id;
 }
 
 uint32_t GpuStreamWriter::MemcpyNameId(GpuMemcpyKind kind, GpuMemoryKind src, GpuMemoryKind dst) {
@@ -231,7 +239,7 @@ uint32_t GpuStreamWriter::MemsetNameId(GpuMemoryKind memory) {
   return FrameName(id);
 }
 
-uint32_t GpuStreamWriter::LaunchConfigId(uint32_t name_id, const store::GpuLaunchConfig& config) {
+[[gnu::always_inline]] inline uint32_t GpuStreamWriter::LaunchConfigId(uint32_t name_id, const store::GpuLaunchConfig& config) {
   LastConfig& last = last_config_[name_id];
   if (last.id == 0 || !(last.config == config)) {
     auto it = configs_.find(config);

@@ -99,6 +99,7 @@ class GpuStreamWriter final : public GpuActivitySink {
   uint32_t Intern(std::string_view text);
   // A name for activity rows: declared in the frame being built unless the log has it.
   uint32_t FrameName(uint32_t id);
+  uint32_t DeclareFrameName(uint32_t id);  // FrameName's first use in the frame
   uint32_t FrameNameOf(const char* text);  // by address, checked against the text
   uint32_t MemcpyNameId(GpuMemcpyKind kind, GpuMemoryKind src, GpuMemoryKind dst);
   uint32_t MemsetNameId(GpuMemoryKind memory);
@@ -137,6 +138,7 @@ class GpuStreamWriter final : public GpuActivitySink {
   };
   static constexpr uint32_t kAddressSlots = 4096;
   std::unique_ptr<AddressSlot[]> by_address_;
+  uint32_t CacheNameOf(const char* text, AddressSlot& slot);  // FrameNameOf's miss: the map
   // Memcpy and memset names by their kinds (Kineto's spelling, built once).
   uint32_t memcpy_names_[11][8][8] = {};
   uint32_t memset_names_[8] = {};

@@ -8,33 +8,23 @@
 #include "store/varint.h"
 
 namespace stepscope::store {
+
+using namespace gpu_frame_internal;
+
 namespace {
 
-// The varint columns in their order in the frame (after the declarations), with the most bytes
-// one row can put in each; the start and duration planes follow them.
-enum ColumnIndex : uint32_t {
-  kKinds, kPlaces, kHostNames, kConfigs, kCorrelations, kBytes, kCbids, kNames, kColumnCount
-};
-constexpr uint32_t kMaxRowBytes[kColumnCount] = {1, 10, 5, 5, 10, 10, 5, 5};
 
 // The declarations of one frame: far above any real frame's, far below what would hurt a reader.
 constexpr uint64_t kMaxDeclarationBytes = 64u << 20;
 
 enum class StreamMode : uint8_t { kRaw = 0, kZstd = 1, kConstant = 2, kByKind = 3, kSparse = 4 };
 
-inline void PutVarintRaw(uint8_t*& out, uint64_t value) {
-  while (value >= 0x80) {
-    *out++ = static_cast<uint8_t>(value | 0x80);
-    value >>= 7;
-  }
-  *out++ = static_cast<uint8_t>(value);
-}
 
 size_t VarintSize(uint64_t value) { return value < 0x80 ? 1 : (std::bit_width(value) + 6) / 7; }
 
 uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width(all_or) + 7) / 8); }
 
-// How to store a stream, judged on a sample of its bytes (a sample of about a thousand says as
+// How to store a stream, judged on a sample of its bytes (a sample of about 500 says as
 // much as the whole, at a fraction of the cost):
 //   raw     few bytes, or bytes about uniformly spread (the random low bytes of times): zstd
 //           would save little at the cost of a pass over them. Judged by the sample's collision
@@ -51,7 +41,7 @@ struct StreamChoice {
 
 StreamChoice ChooseStream(std::string_view bytes) {
   if (bytes.size() < 32) return {};
-  const size_t stride = bytes.size() >= 2048 ? bytes.size() / 1024 : 1;
+  const size_t stride = bytes.size() >= 1024 ? bytes.size() / 512 : 1;
   uint32_t counts[256] = {};
   uint64_t sampled = 0;
   for (size_t i = 0; i < bytes.size(); i += stride, ++sampled) ++counts[static_cast<uint8_t>(bytes[i])];
@@ -71,19 +61,13 @@ StreamChoice ChooseStream(std::string_view bytes) {
 
 }  // namespace
 
-struct GpuActivityFrameEncoder::Column {
-  std::unique_ptr<uint8_t[]> data;
-  uint8_t* end = nullptr;
-  std::string_view view() const {
-    return {reinterpret_cast<const char*>(data.get()), static_cast<size_t>(end - data.get())};
-  }
-};
-
 GpuActivityFrameEncoder::GpuActivityFrameEncoder()
     : columns_(new Column[kColumnCount]),
       starts_(new uint64_t[kMaxGpuFrameRows]),
       durations_(new uint64_t[kMaxGpuFrameRows]),
-      by_kind_(new uint16_t[kMaxGpuFrameRows]) {
+      by_kind_(new uint16_t[kMaxGpuFrameRows]),
+      grouped_(new uint64_t[kMaxGpuFrameRows]),
+      planes_(new uint8_t[kMaxGpuFrameRows]) {
   // Room for a full frame up front: Add() never checks or grows.
   for (uint32_t i = 0; i < kColumnCount; ++i) {
     columns_[i].data.reset(new uint8_t[size_t{kMaxGpuFrameRows} * kMaxRowBytes[i]]);
@@ -93,22 +77,10 @@ GpuActivityFrameEncoder::GpuActivityFrameEncoder()
 
 GpuActivityFrameEncoder::~GpuActivityFrameEncoder() = default;
 
-uint64_t& GpuActivityFrameEncoder::PreviousEnd(uint32_t track) {
-  uint32_t slot = (track * 0x9E3779B1u) >> 24;
-  for (;; slot = (slot + 1) & (kTrackSlots - 1)) {
-    TrackSlot& entry = tracks_[slot];
-    if (entry.generation != generation_) {
-      entry = {track, generation_, base_ticks_};
-      ++track_count_;
-      return entry.previous_end;
-    }
-    if (entry.track == track) return entry.previous_end;
-  }
-}
 
-bool GpuActivityFrameEncoder::Fits(uint32_t track) const {
-  if (rows_ >= kMaxGpuFrameRows) return false;
-  if (track_count_ < kMaxGpuFrameTracks) return true;
+void GpuActivityFrameEncoder::FollowName(uint32_t name_id) { name_configs_.resize(name_id + 1); }
+
+bool GpuActivityFrameEncoder::Follows(uint32_t track) const {
   uint32_t slot = (track * 0x9E3779B1u) >> 24;
   for (;; slot = (slot + 1) & (kTrackSlots - 1)) {
     const TrackSlot& entry = tracks_[slot];
@@ -133,56 +105,7 @@ void GpuActivityFrameEncoder::DeclareLaunchConfig(uint32_t id, const GpuLaunchCo
   ++config_count_;
 }
 
-uint32_t GpuActivityFrameEncoder::ConfigCode(uint32_t name_id, uint32_t config_id) {
-  // Name ids are the writer's, dense from 1: the table grows with them (rarely). Ids beyond any
-  // writer's (a re-encoded damaged frame's) are always spelled out.
-  constexpr uint32_t kMostNamesFollowed = 1u << 22;
-  if (name_id >= kMostNamesFollowed) return config_id + 1;
-  if (name_id >= name_configs_.size()) name_configs_.resize(name_id + 1);
-  NameConfig& last = name_configs_[name_id];
-  if (last.generation == generation_ && last.config_id == config_id) return 0;
-  last = {generation_, config_id};
-  return config_id + 1;
-}
 
-void GpuActivityFrameEncoder::Add(const GpuActivityRow& row, uint32_t track) {
-  if (rows_ == 0) base_ticks_ = row.start_ticks;
-  Column* c = columns_.get();
-  *c[kKinds].end++ = static_cast<uint8_t>(row.kind);
-  if (IsGpuDeviceRow(row.kind)) {
-    PutVarintRaw(c[kPlaces].end, row.device);
-    PutVarintRaw(c[kPlaces].end, row.stream);
-  } else {
-    PutVarintRaw(c[kPlaces].end, row.thread_id);
-  }
-  // Device work's names (kernels: many, in no order) apart from the calls' (a few, repeating):
-  // zstd then codes the first as plain symbols and finds the runs in the second.
-  PutVarintRaw(c[IsGpuDeviceRow(row.kind) ? kNames : kHostNames].end, row.name_id);
-  uint64_t& previous_end = PreviousEnd(track);
-  const uint64_t start = ZigZag(static_cast<int64_t>(row.start_ticks - previous_end));
-  const uint64_t duration = ZigZag(static_cast<int64_t>(row.end_ticks - row.start_ticks));
-  previous_end = row.end_ticks;
-  starts_[rows_] = start;
-  durations_[rows_] = duration;
-  KindBits& bits = kinds_[static_cast<uint8_t>(row.kind) & kMaxGpuRowKind];
-  ++bits.rows;
-  bits.starts_or |= start;
-  bits.starts_and &= start;
-  bits.durations_or |= duration;
-  bits.durations_and &= duration;
-  PutVarintRaw(c[kCorrelations].end, ZigZag(int64_t{row.correlation} - int64_t{previous_correlation_}));
-  previous_correlation_ = row.correlation;
-  switch (row.kind) {
-    case GpuRowKind::kKernel: PutVarintRaw(c[kConfigs].end, ConfigCode(row.name_id, row.config_id)); break;
-    case GpuRowKind::kMemcpy:
-    case GpuRowKind::kMemset: PutVarintRaw(c[kBytes].end, row.bytes); break;
-    case GpuRowKind::kRuntimeApi:
-    case GpuRowKind::kDriverApi: PutVarintRaw(c[kCbids].end, row.callback_id); break;
-    case GpuRowKind::kSync:
-    case GpuRowKind::kOverhead: break;
-  }
-  ++rows_;
-}
 
 void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, std::string& payload) {
   auto put_stream = [&](std::string_view raw, int level) {
@@ -191,21 +114,34 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
       // {common byte, varint exceptions, exceptions x {varint index - the previous one's + 1
       // (the first's: its index), byte}}; given up for zstd where the exceptions are many.
       compressed_.clear();
-      compressed_.push_back(static_cast<char>(choice.common));
       uint32_t exceptions = 0;
-      for (size_t i = 0; i < raw.size(); ++i) exceptions += raw[i] != static_cast<char>(choice.common);
-      PutVarint(compressed_, exceptions);
       size_t next = 0;
-      for (size_t i = 0; i < raw.size(); ++i) {
-        if (raw[i] == static_cast<char>(choice.common)) continue;
+      const char* bytes = raw.data();
+      const size_t size = raw.size();
+      const uint64_t all_common = 0x0101010101010101ull * choice.common;
+      for (size_t i = 0; i < size; ++i) {
+        // Eight bytes at a time past those that are all the common byte: most of them.
+        if ((i & 7) == 0 && i + 8 <= size) {
+          uint64_t word;
+          std::memcpy(&word, bytes + i, sizeof word);
+          if (word == all_common) {
+            i += 7;
+            continue;
+          }
+        }
+        if (bytes[i] == static_cast<char>(choice.common)) continue;
         PutVarint(compressed_, i - next);
-        compressed_.push_back(raw[i]);
+        compressed_.push_back(bytes[i]);
         next = i + 1;
+        ++exceptions;
       }
-      if (compressed_.size() * 4 < raw.size()) {
+      const size_t stored = 1 + VarintSize(exceptions) + compressed_.size();
+      if (stored * 4 < raw.size()) {
         payload.push_back(static_cast<char>(StreamMode::kSparse));
         PutVarint(payload, raw.size());
-        PutVarint(payload, compressed_.size());
+        PutVarint(payload, stored);
+        payload.push_back(static_cast<char>(choice.common));
+        PutVarint(payload, exceptions);
         payload.append(compressed_);
         return;
       }
@@ -235,7 +171,10 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
     for (uint32_t i = 0; i < rows_; ++i) by_kind_[next[kinds[i] & kMaxGpuRowKind]++] = static_cast<uint16_t>(i);
   }
   auto put_planes = [&](const uint64_t* values, uint8_t width, uint64_t KindBits::*all_or, uint64_t KindBits::*all_and) {
-    for (uint8_t plane = 0; plane < width; ++plane) {
+    // The values in the grouped order first: each plane is then cut from contiguous values, a
+    // third of the instructions of cutting every plane through the row indices.
+    for (uint32_t i = 0; i < rows_; ++i) grouped_[i] = values[by_kind_[i]];
+    for (uint32_t plane = 0; plane < width; ++plane) {
       const uint32_t shift = 8 * plane;
       payload.push_back(static_cast<char>(StreamMode::kByKind));
       PutVarint(payload, rows_);
@@ -248,10 +187,12 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
           payload.push_back(static_cast<char>(bits.*all_or >> shift));
           continue;
         }
-        stream_.resize(bits.rows);
-        const uint16_t* rows = by_kind_.get() + group_begin[k];
-        for (uint32_t i = 0; i < bits.rows; ++i) stream_[i] = static_cast<char>(values[rows[i]] >> shift);
-        put_stream(stream_, zstd_level);
+        // Locals: stores through a byte pointer may alias anything, which would reload each.
+        const uint64_t* __restrict kind_values = grouped_.get() + group_begin[k];
+        uint8_t* __restrict cut = planes_.get();
+        const uint32_t count = bits.rows;
+        for (uint32_t i = 0; i < count; ++i) cut[i] = static_cast<uint8_t>(kind_values[i] >> shift);
+        put_stream({reinterpret_cast<const char*>(cut), count}, zstd_level);
       }
     }
   };

@@ -52,15 +52,18 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
 #include "store/block_codec.h"
 #include "store/gpu_tracks.h"
+#include "store/varint.h"
 
 namespace stepscope::store {
 
@@ -85,8 +88,11 @@ struct GpuLaunchConfig {
   int32_t block[3] = {0, 0, 0};
   uint32_t registers_per_thread = 0;
   uint32_t shared_memory_bytes = 0;
-  bool operator==(const GpuLaunchConfig&) const = default;
+  // As one block of bytes (no padding): asked per kernel, where the member-wise comparison cost
+  // 22 instructions.
+  bool operator==(const GpuLaunchConfig& other) const { return std::memcmp(this, &other, sizeof other) == 0; }
 };
+static_assert(std::has_unique_object_representations_v<GpuLaunchConfig>, "compared as bytes: no padding");
 
 struct GpuActivityRow {
   uint64_t start_ticks = 0;
@@ -130,8 +136,28 @@ inline constexpr uint32_t kMaxGpuFrameRows = 16384;
 // The most tracks one frame's delta state follows; a row on one more starts a new frame.
 inline constexpr uint32_t kMaxGpuFrameTracks = 128;
 
+namespace gpu_frame_internal {
+
+// The varint columns in their order in the frame (after the declarations), with the most bytes
+// one row can put in each; the start and duration planes follow them.
+enum ColumnIndex : uint32_t {
+  kKinds, kPlaces, kHostNames, kConfigs, kCorrelations, kBytes, kCbids, kNames, kColumnCount
+};
+inline constexpr uint32_t kMaxRowBytes[kColumnCount] = {1, 10, 5, 5, 10, 10, 5, 5};
+
+inline void PutVarintRaw(uint8_t*& out, uint64_t value) {
+  while (value >= 0x80) {
+    *out++ = static_cast<uint8_t>(value | 0x80);
+    value >>= 7;
+  }
+  *out++ = static_cast<uint8_t>(value);
+}
+
+}  // namespace gpu_frame_internal
+
 // Builds one frame. Hot path: Add() appends to preallocated columns (no allocation, no hashing
-// beyond a small track table).
+// beyond a small track table); it is forced inline (below) so that the writer's row, built for
+// it, need not go through memory: the call cost 24 of the writer's ~480 instructions a record.
 class GpuActivityFrameEncoder {
  public:
   GpuActivityFrameEncoder();
@@ -140,11 +166,14 @@ class GpuActivityFrameEncoder {
   GpuActivityFrameEncoder& operator=(const GpuActivityFrameEncoder&) = delete;
 
   // Whether a row on `track` still fits this frame (else: finish it, write it, Clear()).
-  bool Fits(uint32_t track) const;
+  bool Fits(uint32_t track) const {
+    // Inline: asked before every row; the track table is searched only once it is full.
+    return rows_ < kMaxGpuFrameRows && (track_count_ < kMaxGpuFrameTracks || Follows(track));
+  }
   void DeclareName(uint32_t id, std::string_view text);
   void DeclareLaunchConfig(uint32_t id, const GpuLaunchConfig& config);
-  // `track` is GpuRowTrack(row); Fits(track) must hold.
-  void Add(const GpuActivityRow& row, uint32_t track);
+  // `track` is GpuRowTrack(row); Fits(track) must hold; row.kind one of GpuRowKind's.
+  inline void Add(const GpuActivityRow& row, uint32_t track);
 
   uint32_t rows() const { return rows_; }
   // The frame's payload into `payload` (cleared first), streams compressed with `compressor`.
@@ -152,14 +181,24 @@ class GpuActivityFrameEncoder {
   void Clear();
 
  private:
-  struct Column;
+  struct Column {
+    std::unique_ptr<uint8_t[]> data;
+    uint8_t* end = nullptr;
+    std::string_view view() const {
+      return {reinterpret_cast<const char*>(data.get()), static_cast<size_t>(end - data.get())};
+    }
+  };
+  bool Follows(uint32_t track) const;  // whether the frame has a row on `track` already
   uint64_t& PreviousEnd(uint32_t track);
   uint32_t ConfigCode(uint32_t name_id, uint32_t config_id);
+  void FollowName(uint32_t name_id);  // ConfigCode's table grown to hold `name_id`
 
   std::unique_ptr<Column[]> columns_;
   std::unique_ptr<uint64_t[]> starts_;     // zigzag, per row
   std::unique_ptr<uint64_t[]> durations_;  // zigzag, per row
   std::unique_ptr<uint16_t[]> by_kind_;    // Finish's scratch: row indices grouped by kind
+  std::unique_ptr<uint64_t[]> grouped_;    // and the times in that order
+  std::unique_ptr<uint8_t[]> planes_;      // and one kind's byte plane of them
   // Per row kind (the index; 0 unused): rows, and every start and duration or'ed and and'ed,
   // so a plane's width and whether a kind's bytes in a plane are all one are known without a
   // pass over them.
@@ -195,6 +234,71 @@ class GpuActivityFrameEncoder {
   };
   std::vector<NameConfig> name_configs_;
 };
+
+[[gnu::always_inline]] inline uint64_t& GpuActivityFrameEncoder::PreviousEnd(uint32_t track) {
+  uint32_t slot = (track * 0x9E3779B1u) >> 24;
+  for (;; slot = (slot + 1) & (kTrackSlots - 1)) {
+    TrackSlot& entry = tracks_[slot];
+    if (entry.generation != generation_) {
+      entry = {track, generation_, base_ticks_};
+      ++track_count_;
+      return entry.previous_end;
+    }
+    if (entry.track == track) return entry.previous_end;
+  }
+}
+
+[[gnu::always_inline]] inline uint32_t GpuActivityFrameEncoder::ConfigCode(uint32_t name_id, uint32_t config_id) {
+  // Name ids are the writer's, dense from 1: the table grows with them (rarely). Ids beyond any
+  // writer's (a re-encoded damaged frame's) are always spelled out.
+  constexpr uint32_t kMostNamesFollowed = 1u << 22;
+  if (name_id >= kMostNamesFollowed) return config_id + 1;
+  if (name_id >= name_configs_.size()) FollowName(name_id);
+  NameConfig& last = name_configs_[name_id];
+  if (last.generation == generation_ && last.config_id == config_id) return 0;
+  last = {generation_, config_id};
+  return config_id + 1;
+}
+
+[[gnu::always_inline]] inline void GpuActivityFrameEncoder::Add(const GpuActivityRow& row, uint32_t track) {
+  using namespace gpu_frame_internal;
+  if (rows_ == 0) base_ticks_ = row.start_ticks;
+  Column* c = columns_.get();
+  *c[kKinds].end++ = static_cast<uint8_t>(row.kind);
+  if (IsGpuDeviceRow(row.kind)) {
+    PutVarintRaw(c[kPlaces].end, row.device);
+    PutVarintRaw(c[kPlaces].end, row.stream);
+  } else {
+    PutVarintRaw(c[kPlaces].end, row.thread_id);
+  }
+  // Device work's names (kernels: many, in no order) apart from the calls' (a few, repeating):
+  // zstd then codes the first as plain symbols and finds the runs in the second.
+  PutVarintRaw(c[IsGpuDeviceRow(row.kind) ? kNames : kHostNames].end, row.name_id);
+  uint64_t& previous_end = PreviousEnd(track);
+  const uint64_t start = ZigZag(static_cast<int64_t>(row.start_ticks - previous_end));
+  const uint64_t duration = ZigZag(static_cast<int64_t>(row.end_ticks - row.start_ticks));
+  previous_end = row.end_ticks;
+  starts_[rows_] = start;
+  durations_[rows_] = duration;
+  KindBits& bits = kinds_[static_cast<uint8_t>(row.kind) & kMaxGpuRowKind];
+  ++bits.rows;
+  bits.starts_or |= start;
+  bits.starts_and &= start;
+  bits.durations_or |= duration;
+  bits.durations_and &= duration;
+  PutVarintRaw(c[kCorrelations].end, ZigZag(int64_t{row.correlation} - int64_t{previous_correlation_}));
+  previous_correlation_ = row.correlation;
+  switch (row.kind) {
+    case GpuRowKind::kKernel: PutVarintRaw(c[kConfigs].end, ConfigCode(row.name_id, row.config_id)); break;
+    case GpuRowKind::kMemcpy:
+    case GpuRowKind::kMemset: PutVarintRaw(c[kBytes].end, row.bytes); break;
+    case GpuRowKind::kRuntimeApi:
+    case GpuRowKind::kDriverApi: PutVarintRaw(c[kCbids].end, row.callback_id); break;
+    case GpuRowKind::kSync:
+    case GpuRowKind::kOverhead: break;
+  }
+  ++rows_;
+}
 
 // Decodes a frame payload (prefix and streams). Declared names go into `strings`, declared
 // configurations into `configs` (both the stream's, kept across frames); rows may name ids

@@ -26,10 +26,12 @@ uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width
 
 // How to store a stream, judged on a sample of its bytes (a sample of about 500 says as
 // much as the whole, at a fraction of the cost):
-//   raw     few bytes, or bytes about uniformly spread (the random low bytes of times): zstd
-//           would save little at the cost of a pass over them. Judged by the sample's collision
-//           entropy, a lower bound of what an entropy coder could reach that needs no logarithm:
-//           at 6.8 bits a byte or more (15 % or less to save) the stream stays raw;
+//   raw     bytes about uniformly spread (the random low bytes of times): zstd would save
+//           little at the cost of a pass over them. Judged by the sample's collision entropy, a
+//           lower bound of what an entropy coder could reach that needs no logarithm: at 6.8
+//           bits a byte or more (15 % or less to save) the stream stays raw. So do streams under
+//           1 KiB that are not sparse (a frame's few copies' times): zstd's set-up and tables
+//           cost 1-7 us each there, and they seldom shrank;
 //   sparse  nine in ten bytes or more one value (a queued kernel's start gap, but for the kernels
 //           after a copy): the exceptions are listed, in one pass instead of zstd's match
 //           search over runs broken every few bytes (16 us for 4 KiB on the build machine);
@@ -40,6 +42,7 @@ struct StreamChoice {
 };
 
 StreamChoice ChooseStream(std::string_view bytes) {
+  constexpr size_t kLeastForZstd = 1024;
   if (bytes.size() < 32) return {};
   const size_t stride = bytes.size() >= 1024 ? bytes.size() / 512 : 1;
   uint32_t counts[256] = {};
@@ -54,6 +57,7 @@ StreamChoice ChooseStream(std::string_view bytes) {
     if (count > most) most = static_cast<uint32_t>(count), common = static_cast<uint8_t>(value);
   }
   if (uint64_t{most} * 10 >= sampled * 9) return {StreamChoice::kSparse, common};
+  if (bytes.size() < kLeastForZstd) return {};
   // 2^-6.8 = 1 / 111.4: a random pair is equal that rarely or less.
   if (collisions * 111 <= sampled * (sampled - 1)) return {};
   return {StreamChoice::kZstd, 0};

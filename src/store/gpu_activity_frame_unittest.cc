@@ -194,7 +194,7 @@ std::vector<GpuActivityRow> QueuedWork(uint32_t launches) {
 TEST(GpuActivityFrameTest, EachKindsTimesAreStoredAsTheyLook) {
   // Per kind, the planes are constant (a launch's duration), nearly so (a queued kernel's start
   // gap but after a copy: sparse), random (raw) or skewed (zstd): all of them round trip, and a
-  // launch with its kernel costs under 5 bytes of time and columns (4.84; 6.44 when the kinds'
+  // launch with its kernel costs under 5 bytes of time and columns (4.87; 6.44 when the kinds'
   // times shared their planes).
   const std::vector<GpuActivityRow> rows = QueuedWork(4096);
   const std::string payload = Encode(rows);
@@ -207,7 +207,8 @@ TEST(GpuActivityFrameTest, EachKindsTimesAreStoredAsTheyLook) {
 }
 
 TEST(GpuActivityFrameTest, EveryTruncationIsDataLossAndDeclaresNothing) {
-  // Every stream mode is in one of them (QueuedWork's: sparse, zstd and raw planes).
+  // Every stream mode is in one of them (QueuedWork's: zstd columns; planes by kind, each
+  // constant, sparse or raw).
   for (const std::string& payload : {Encode(SomeRows()), Encode(QueuedWork(200))}) {
     SCOPED_TRACE(payload.size());
     for (size_t length = 0; length < payload.size(); ++length) {

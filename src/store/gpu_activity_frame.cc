@@ -13,12 +13,10 @@ using namespace gpu_frame_internal;
 
 namespace {
 
-
 // The declarations of one frame: far above any real frame's, far below what would hurt a reader.
 constexpr uint64_t kMaxDeclarationBytes = 64u << 20;
 
 enum class StreamMode : uint8_t { kRaw = 0, kZstd = 1, kConstant = 2, kByKind = 3, kSparse = 4 };
-
 
 size_t VarintSize(uint64_t value) { return value < 0x80 ? 1 : (std::bit_width(value) + 6) / 7; }
 
@@ -165,9 +163,10 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
     PutVarint(payload, raw.size());
     payload.append(raw);
   };
-  // Rows grouped by kind, in row order within a kind (a counting sort).
+  // Rows grouped by kind, in row order within a kind (a counting sort; a row of a kind out of
+  // range, which no frame may hold, goes with kind 0 and into no plane).
   uint32_t group_begin[kMaxGpuRowKind + 2] = {};
-  for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) group_begin[k + 1] = group_begin[k] + kinds_[k].rows;
+  for (uint32_t k = 0; k <= kMaxGpuRowKind; ++k) group_begin[k + 1] = group_begin[k] + kinds_[k].rows;
   {
     uint32_t next[kMaxGpuRowKind + 1];
     std::memcpy(next, group_begin, sizeof next);

@@ -62,6 +62,9 @@ std::string FormatRunInfo(const nlohmann::json& info) {
     if (const std::string description = JsonString(clock, "description"); !description.empty()) {
       out << "\n           clock: " << description;
     }
+    if (const std::string url = JsonString(node, "metrics_url"); !url.empty()) {
+      out << "\n           Prometheus metrics served on " << url;
+    }
     out << "\n";
   }
   const auto& counts = info["counts"];

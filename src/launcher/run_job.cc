@@ -237,8 +237,9 @@ int RunJob(const RunConfig& config, const std::vector<std::string>& command, con
     if (started.ok()) {
       metrics = std::move(*started);
       sampler_sink = metrics->Tee(sampler_sink);
-      std::fprintf(stderr, "stepscope: Prometheus metrics on http://%s:%d/metrics\n", config.metrics_host.c_str(),
-                   metrics->port());
+      manifest.metrics_url = "http://" + config.metrics_host + ":" + std::to_string(metrics->port()) + "/metrics";
+      std::fprintf(stderr, "stepscope: Prometheus metrics on %s\n", manifest.metrics_url.c_str());
+      if (Status status = WriteManifest(node_dir, manifest); !status.ok()) PrintError(status.message());
     } else {
       PrintError("Prometheus metrics are off: " + started.status().message());
     }

@@ -150,6 +150,16 @@ nlohmann::json BuildRunSection(const ReportContext& context, const std::string& 
     instance_count = std::max(instance_count, node.instance_count);
   }
   run["nodes"] = std::move(nodes);
+  // Jobs of several nodes: where each node's clock sits against the reference node's, and how
+  // well (docs/multi-node.md); absent when no node recorded an alignment.
+  nlohmann::json clocks = nlohmann::json::array();
+  for (const analysis::NodeFacts& node : model.nodes()) {
+    if (node.clock.state == analysis::ClockAlignmentState::kNone) continue;
+    clocks.push_back({{"node", node.name},
+                      {"state", analysis::ClockAlignmentStateName(node.clock.state)},
+                      {"description", analysis::DescribeClockAlignment(node.clock)}});
+  }
+  if (!clocks.empty()) run["node_clocks"] = std::move(clocks);
   run["instance_type"] = instance_type.empty() ? nlohmann::json() : nlohmann::json(instance_type);
   run["instance_count"] = instance_count > 0 ? nlohmann::json(instance_count) : nlohmann::json();
   run["dropped_events"] = JsonUint(info, "dropped_events", 0);

@@ -85,6 +85,7 @@ nlohmann::json BuildRunInfo(const std::string& run_path, const analysis::Model& 
       entry["config"] = manifest.config;
       if (manifest.node_rank >= 0) entry["node_rank"] = manifest.node_rank;
       if (manifest.nodes_expected > 0) entry["nodes_expected"] = manifest.nodes_expected;
+      if (!manifest.metrics_url.empty()) entry["metrics_url"] = manifest.metrics_url;
       // Where the node's times sit against the job's reference clock (docs/multi-node.md).
       entry["clock"] = analysis::ClockAlignmentToJson(node.clock);
     } else {

@@ -203,6 +203,7 @@ nlohmann::json ManifestToJson(const RunManifest& m) {
   if (m.cpu_cores > 0) json["cpu_cores"] = m.cpu_cores;
   if (m.nodes_expected > 0) json["nodes_expected"] = m.nodes_expected;
   if (m.node_rank >= 0) json["node_rank"] = m.node_rank;
+  if (!m.metrics_url.empty()) json["metrics_url"] = m.metrics_url;
   if (m.launcher_pid > 0 || m.job_pid > 0) json["pids"] = {{"launcher", m.launcher_pid}, {"job", m.job_pid}};
   nlohmann::json control = nlohmann::json::array();
   for (const ManifestControl& entry : m.control) control.push_back(ControlToJson(entry));
@@ -289,6 +290,7 @@ StatusOr<RunManifest> ParseRunManifest(std::string_view text, const std::string&
   m.instance_count = ClampedInt32(json, "instance_count");
   m.cpu_cores = ClampedInt32(json, "cpu_cores");
   m.nodes_expected = ClampedInt32(json, "nodes_expected");
+  m.metrics_url = JsonString(json, "metrics_url");
   m.node_rank = JsonField(json, "node_rank") != nullptr ? ClampedInt32(json, "node_rank") : -1;
   m.interval_ns = std::max<int64_t>(0, JsonInt(JsonObject(m.config, "interval"), "ns", 0));
   m.streams_listed = JsonField(json, "streams") != nullptr && JsonField(json, "streams")->is_array();

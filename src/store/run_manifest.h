@@ -133,6 +133,8 @@ struct RunManifest {
   // nodes the job needs (0 when unknown) and which one this is (-1 when unknown).
   int32_t nodes_expected = 0;
   int32_t node_rank = -1;
+  // Where the node's Prometheus endpoint served while the job ran (--metrics-port); "" when off.
+  std::string metrics_url;
   // The sampling interval at the start (config "interval"), in ns; 0 when unknown.
   int64_t interval_ns = 0;
   // Every stream of the node when the job ended (file stems); empty before.

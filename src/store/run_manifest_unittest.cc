@@ -37,6 +37,9 @@ RunManifest FinishedManifest() {
   m.control.push_back(control);
   m.instance_type = "ml.p4d.24xlarge";
   m.instance_count = 2;
+  m.nodes_expected = 4;
+  m.node_rank = 0;
+  m.metrics_url = "http://127.0.0.1:9400/metrics";
   m.streams_listed = true;
   m.streams = {"proc-11-ab", "system"};
   return m;
@@ -57,6 +60,9 @@ TEST(RunManifestTest, WhatTheWriterWritesTheReaderReadsBack) {
   EXPECT_EQ(read->ClockOffsetNs(), written.clock_realtime_ns - written.clock_monotonic_ns);
   EXPECT_EQ(read->sampler.cpu_ns, 12'000'000u);
   EXPECT_EQ(read->instance_count, 2);
+  EXPECT_EQ(read->nodes_expected, 4);
+  EXPECT_EQ(read->node_rank, 0);  // rank 0 is written, not taken for "unknown"
+  EXPECT_EQ(read->metrics_url, "http://127.0.0.1:9400/metrics");
   EXPECT_EQ(read->streams, written.streams);
   EXPECT_TRUE(read->streams_listed);
   // The writer's text is a fixed point: read and written again, it is the same bytes.
@@ -122,6 +128,8 @@ TEST(RunManifestTest, FieldsOfTheWrongTypeReadAsAbsent) {
   EXPECT_EQ(read->control[0].interval_ns, 0);
   EXPECT_FALSE(read->streams_listed);
   EXPECT_FALSE(read->ClockOffsetNs().has_value());
+  EXPECT_EQ(read->node_rank, -1);  // absent: unknown
+  EXPECT_EQ(read->nodes_expected, 0);
 }
 
 TEST(RunManifestTest, TextThatIsNotAnObjectIsOneLineNamingTheFile) {

@@ -44,6 +44,11 @@ def test_the_skewed_clock_is_aligned_within_its_measured_uncertainty(job):
     assert error_ns <= aligned["uncertainty_ns"], aligned
     assert aligned["uncertainty_ns"] < 50_000_000, aligned
     assert not [p for p in info["problems"] if p["name"] == "node_clock_unaligned"], info["problems"]
+    # The report says the same, node by node.
+    report_clocks = {c["node"]: c for c in job.cli_json("report", job.dir, "--json")["run"]["node_clocks"]}
+    assert report_clocks["node1"]["state"] == "aligned", report_clocks
+    assert report_clocks["node1"]["description"].startswith("aligned to node 'node0': -2500.0"), report_clocks
+    assert report_clocks["node0"]["state"] == "reference", report_clocks
 
 
 def test_synchronous_steps_end_together_across_nodes_once_aligned(job):

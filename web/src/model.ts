@@ -27,6 +27,8 @@ export interface RunFacts {
   duration_s?: number;
   ended?: { code?: number | null; description?: string };
   nodes?: string[];
+  // Jobs of several nodes: each node's clock against the reference node's (docs/multi-node.md).
+  node_clocks?: { node?: string; state?: string; description?: string }[];
   instance_type?: string | null;
   instance_count?: number | null;
   dropped_events?: number;

@@ -31,6 +31,11 @@ export function renderJobSummary(doc: ReportDocument): HTMLElement {
     ["Instances", instance],
     ["Dropped events", formatNumber(run.dropped_events ?? 0)],
   ]));
+  const clocks = asArray(run.node_clocks);
+  if (clocks.length > 0) {
+    shell.body.append(el("h3", { text: "Node clocks" }), el("ul", { cls: "node-clocks" },
+      ...clocks.map((c) => el("li", { text: `${c.node ?? "?"}: ${c.description || c.state || "–"}` }))));
+  }
   const problems = asArray(run.problems);
   if (problems.length > 0) {
     shell.body.append(el("h3", { text: "Problems while recording or loading" }), el("ul", { cls: "problems" }, ...problems.map((p) => el("li", { text: p }))));

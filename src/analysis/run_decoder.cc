@@ -1,7 +1,6 @@
 #include "analysis/run_decoder.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include "analysis/gpu_stream_events.h"
 #include "base/file_system.h"
 #include "base/json_fields.h"
+#include "store/ring_file.h"
 #include "store/run_directory.h"
 #include "store/stream_reader.h"
 
@@ -33,15 +33,6 @@ double BitsToDouble(uint64_t bits) {
   double d;
   std::memcpy(&d, &bits, sizeof d);
   return d;
-}
-
-// Whether a process still writes <directory>/<stream>.ring: its writer holds an exclusive flock
-// for its whole life (store/ring_file.cc). No ring (compacted) or a free lock: the writer is gone.
-bool WriterAlive(const std::string& directory, const std::string& stream) {
-  const std::string ring = directory + "/" + stream + store::kRingSuffix;
-  auto fd = OpenRegularFile(ring, Symlinks::kRefuse);  // a FIFO in its place must not block us
-  if (!fd.ok()) return false;
-  return flock(fd->get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;  // closing fd releases our lock
 }
 
 struct PendingEvent {
@@ -202,7 +193,7 @@ void RunDecoder::PollStream(uint32_t stream_index, RecordedEventSink& sink) {
   StreamState& state = *states_[stream_index];
   RecordedNode& node = nodes_[info.node];
   // Decided before reading: a writer found gone has written everything we are about to read.
-  const bool writer_gone = node_final_[info.node] || !WriterAlive(state.directory, info.name);
+  const bool writer_gone = node_final_[info.node] || !store::RingWriterAlive(state.directory, info.name);
   const store::LogTail tail = writer_gone ? store::LogTail::kFinal : store::LogTail::kMayGrow;
   const std::string& stream_name = info.name;
   const std::string& directory = state.directory;

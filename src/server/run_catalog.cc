@@ -7,6 +7,8 @@
 
 #include "analysis/run_loader.h"
 #include "base/file_system.h"
+#include "store/format.h"
+#include "store/ring_file.h"
 #include "store/run_directory.h"
 #include "store/run_manifest.h"
 
@@ -135,7 +137,18 @@ void ReadRecordedRun(RunEntry& run) {
       every_node_ended = false;
       continue;
     }
-    statuses.push_back(NodeStatus(*manifest));
+    RunStatus status = NodeStatus(*manifest);
+    // A launcher that died leaves its manifest saying it runs; its system sampler's ring, locked
+    // for the launcher's whole life, is then free (analysis/job_nodes.h says since when).
+    if (status == RunStatus::kRunning && store::SamplerStarted(manifest->status) &&
+        Exists(node.path + "/system" + store::kRingSuffix) && !store::RingWriterAlive(node.path, "system")) {
+      status = RunStatus::kKilled;
+      AddProblem(run, "node_stopped_early", analysis::ProblemSeverity::kDataLoss,
+                 "node '" + node.name + "''s launcher is gone while its manifest says the job runs (killed, crashed, "
+                 "or its machine was lost); its data up to then is complete, and the run's overview says when it "
+                 "stopped");
+    }
+    statuses.push_back(status);
     if (run.job == run.id && !manifest->job.empty()) run.job = manifest->job;
     if (run.instance_type.empty()) run.instance_type = manifest->instance_type;
     if (manifest->start_time_ns > 0 && (run.start_ns == 0 || manifest->start_time_ns < run.start_ns)) {

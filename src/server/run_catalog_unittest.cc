@@ -1,5 +1,7 @@
 #include "server/run_catalog.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,6 +97,30 @@ TEST_F(RunCatalogTest, OneRunningNodeKeepsTheJobRunning) {
   ASSERT_TRUE(runs.ok());
   EXPECT_EQ(Only(*runs, "job").status, RunStatus::kRunning);
   EXPECT_EQ(Only(*runs, "job").end_ns, 0);
+}
+
+TEST_F(RunCatalogTest, ANodeWhoseLauncherIsGoneNoLongerKeepsTheJobRunning) {
+  WriteNode("job", "algo-1", store::ManifestStatus::kExited, 10, 20);
+  WriteNode("job", "algo-2", store::ManifestStatus::kRunning, 10);
+  WriteNode("live", "algo-1", store::ManifestStatus::kRunning, 10);
+  // Both sampler rings are there; only live's is locked, as a running launcher holds it.
+  const std::string lost_ring = root_ + "/job/algo-2/system.ring";
+  const std::string live_ring = root_ + "/live/algo-1/system.ring";
+  ASSERT_TRUE(WriteFileAtomically(lost_ring, "ring").ok());
+  ASSERT_TRUE(WriteFileAtomically(live_ring, "ring").ok());
+  const int held = open(live_ring.c_str(), O_RDWR);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_EX), 0);
+  auto runs = ListRuns({root_, false});
+  close(held);
+  ASSERT_TRUE(runs.ok());
+  const RunEntry& job = Only(*runs, "job");
+  EXPECT_EQ(job.status, RunStatus::kKilled);
+  ASSERT_EQ(job.problems.size(), 1u);
+  EXPECT_EQ(job.problems[0].name, "node_stopped_early");
+  EXPECT_NE(job.problems[0].sentence.find("node 'algo-2''s launcher is gone"), std::string::npos);
+  EXPECT_EQ(Only(*runs, "live").status, RunStatus::kRunning);
+  EXPECT_TRUE(Only(*runs, "live").problems.empty());
 }
 
 TEST_F(RunCatalogTest, CorruptPartialForeignAndSymlinkedRunsAreEntriesWithProblems) {

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <new>
 
+#include "base/file_system.h"
+
 namespace stepscope::store {
 
 StatusOr<std::unique_ptr<RingFile>> RingFile::Create(const std::string& path, uint32_t block_bytes,
@@ -120,6 +122,12 @@ BlockHeader* RingFile::Claim(uint32_t tid, uint64_t dropped_before) {
 void RingFile::Seal(BlockHeader* block) {
   header_->records_written.fetch_add(block->count.load(std::memory_order_relaxed), std::memory_order_relaxed);
   block->state.store(static_cast<uint32_t>(BlockState::kSealed), std::memory_order_release);
+}
+
+bool RingWriterAlive(const std::string& directory, const std::string& stream) {
+  auto fd = OpenRegularFile(directory + "/" + stream + kRingSuffix, Symlinks::kRefuse);
+  if (!fd.ok()) return false;
+  return flock(fd->get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;  // closing fd releases ours
 }
 
 }  // namespace stepscope::store

@@ -61,4 +61,9 @@ class RingFile {
   std::atomic<uint32_t> claim_hint_{0};
 };
 
+// Whether a process still writes <directory>/<stream>.ring: its writer holds the flock for its
+// whole life. No ring (compacted) or a free lock: the writer is gone (exited or killed; the
+// kernel releases a dead process's lock). Never blocks, a FIFO in the ring's place included.
+bool RingWriterAlive(const std::string& directory, const std::string& stream);
+
 }  // namespace stepscope::store

@@ -11,6 +11,7 @@
 
 #include "analysis/rank_variables.h"
 #include "base/json_fields.h"
+#include "store/run_directory.h"
 #include "store/run_manifest.h"
 
 namespace stepscope::analysis {
@@ -65,17 +66,37 @@ std::string NumberList(const std::vector<int32_t>& numbers) {
   return text;
 }
 
-void AddNeverStarted(const std::vector<const NodeFacts*>& launched, ModelBuilder& builder) {
+// The launched nodes of the job the loaded nodes belong to, read from the job directory: a run
+// loaded from one node's directory (its node report) sees one node, and the others are not
+// missing for that.
+std::vector<store::RunManifest> JobManifests(const std::vector<const NodeFacts*>& launched) {
+  std::vector<store::RunManifest> manifests;
+  const std::string& directory = launched.front()->directory;
+  const size_t slash = directory.rfind('/');
+  auto job = store::FindRunNodes(slash == std::string::npos ? "." : directory.substr(0, slash));
+  if (job.ok()) {
+    for (const store::RunNode& node : job->nodes) {
+      if (auto manifest = store::ReadRunManifest(node.path); manifest.ok()) manifests.push_back(std::move(*manifest));
+    }
+  }
+  if (manifests.size() < launched.size()) {  // the directory could not be read: what was loaded
+    manifests.clear();
+    for (const NodeFacts* node : launched) manifests.push_back(node->manifest);
+  }
+  return manifests;
+}
+
+void AddNeverStarted(const std::vector<store::RunManifest>& job, ModelBuilder& builder) {
   int32_t expected = 0;
   std::set<int32_t> present;
-  for (const NodeFacts* node : launched) {
-    expected = std::max(expected, node->manifest.nodes_expected);
-    if (node->manifest.node_rank >= 0) present.insert(node->manifest.node_rank);
+  for (const store::RunManifest& node : job) {
+    expected = std::max(expected, node.nodes_expected);
+    if (node.node_rank >= 0) present.insert(node.node_rank);
   }
-  if (expected <= static_cast<int32_t>(launched.size())) return;
-  const int32_t missing = expected - static_cast<int32_t>(launched.size());
+  if (expected <= static_cast<int32_t>(job.size())) return;
+  const int32_t missing = expected - static_cast<int32_t>(job.size());
   std::vector<int32_t> ranks;
-  if (present.size() == launched.size()) {  // every present node knows its rank
+  if (present.size() == job.size()) {  // every present node knows its rank
     for (int32_t rank = 0; rank < expected; ++rank) {
       if (present.count(rank) == 0) ranks.push_back(rank);
     }
@@ -208,8 +229,10 @@ void AddJobNodeProblems(const std::vector<NodeFacts>& nodes, const std::vector<S
   const bool every_node_final = std::all_of(launched.begin(), launched.end(), [](const NodeFacts* node) {
     return store::IsFinal(node->manifest.status);
   });
-  AddNeverStarted(launched, builder);
-  AddMissingRanks(streams, every_node_final, builder);
+  const std::vector<store::RunManifest> job = JobManifests(launched);
+  AddNeverStarted(job, builder);
+  // Ranks of the job's other nodes are not missing from one node's view.
+  if (job.size() == launched.size()) AddMissingRanks(streams, every_node_final, builder);
   AddStoppedEarly(launched, streams, nodes, builder);
   if (launched.size() > 1) AddClockProblems(launched, builder);
 }

@@ -128,6 +128,20 @@ TEST_F(JobNodesTest, ANodeThatNeverStartedIsNamedByItsRank) {
             "node rank 1 of the job's 3 never started under stepscope: no node direct");
 }
 
+TEST_F(JobNodesTest, OneNodesOwnViewDoesNotCallTheOtherNodesMissing) {
+  Node("a", "exited", 0, R"("nodes_expected":2,"node_rank":0)", 10, 1'000, 9'000,
+       R"("ranks":{"RANK":"0","WORLD_SIZE":"2"})");
+  Node("b", "exited", 0, R"("nodes_expected":2,"node_rank":1)", 20, 1'000, 9'000,
+       R"("ranks":{"RANK":"1","WORLD_SIZE":"2"})");
+  auto node_view = LoadRun(job_ + "/a");  // the node's report
+  ASSERT_TRUE(node_view.ok()) << node_view.status().message();
+  for (const Problem& problem : node_view->problems()) {
+    EXPECT_FALSE(IsJobNodeProblem(problem.name)) << problem.sentence;
+  }
+  EXPECT_TRUE(Problems("node_never_started").empty());
+  EXPECT_TRUE(Problems("ranks_missing").empty());
+}
+
 TEST_F(JobNodesTest, NodesWithoutTheirRanksAreCounted) {
   Node("a", "exited", 0, R"("nodes_expected":4)", 10, 1'000, 9'000);
   const std::vector<Problem> problems = Problems("node_never_started");

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdio>
 #include <ctime>
+#include <functional>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -113,7 +115,10 @@ void AddNeverStarted(const std::vector<store::RunManifest>& job, ModelBuilder& b
                      static_cast<uint64_t>(missing));
 }
 
-void AddMissingRanks(const std::vector<StreamFacts>& streams, bool every_node_final, ModelBuilder& builder) {
+// `whole_job_loaded`: whether the model holds every node of its job (asked only when ranks are
+// missing: the ranks of the job's other nodes are not missing from one node's view).
+void AddMissingRanks(const std::vector<StreamFacts>& streams, bool every_node_final,
+                     const std::function<bool()>& whole_job_loaded, ModelBuilder& builder) {
   if (!every_node_final) return;  // ranks of a live job may still be starting
   int32_t world = 0;
   std::set<int32_t> seen;
@@ -130,7 +135,7 @@ void AddMissingRanks(const std::vector<StreamFacts>& streams, bool every_node_fi
   for (int32_t rank = 0; rank < world && missing.size() < 100'000; ++rank) {
     if (seen.count(rank) == 0) missing.push_back(rank);
   }
-  if (missing.empty()) return;
+  if (missing.empty() || !whole_job_loaded()) return;
   builder.AddProblem("ranks_missing", ProblemSeverity::kDataLoss,
                      std::string(missing.size() == 1 ? "rank " : "ranks ") + NumberList(missing) + " of " +
                          std::to_string(world) +
@@ -229,10 +234,17 @@ void AddJobNodeProblems(const std::vector<NodeFacts>& nodes, const std::vector<S
   const bool every_node_final = std::all_of(launched.begin(), launched.end(), [](const NodeFacts* node) {
     return store::IsFinal(node->manifest.status);
   });
-  const std::vector<store::RunManifest> job = JobManifests(launched);
-  AddNeverStarted(job, builder);
-  // Ranks of the job's other nodes are not missing from one node's view.
-  if (job.size() == launched.size()) AddMissingRanks(streams, every_node_final, builder);
+  // The job directory is read only when the loaded nodes say some are missing, so the refreshes
+  // of a live job cost no extra reads.
+  std::optional<std::vector<store::RunManifest>> job;
+  auto whole_job = [&]() -> const std::vector<store::RunManifest>& {
+    if (!job) job = JobManifests(launched);
+    return *job;
+  };
+  int32_t expected = 0;
+  for (const NodeFacts* node : launched) expected = std::max(expected, node->manifest.nodes_expected);
+  if (expected > static_cast<int32_t>(launched.size())) AddNeverStarted(whole_job(), builder);
+  AddMissingRanks(streams, every_node_final, [&] { return whole_job().size() == launched.size(); }, builder);
   AddStoppedEarly(launched, streams, nodes, builder);
   if (launched.size() > 1) AddClockProblems(launched, builder);
 }

@@ -199,22 +199,27 @@ uint32_t GpuStreamWriter::DeclareFrameName(uint32_t id) {
   const auto address = reinterpret_cast<uintptr_t>(text);
   AddressSlot& slot = by_address_[((address >> 3) * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
   static_assert(kAddressSlots == 1u << 12);
-  if (slot.address == text) {
-    // The text is compared in full: an address may be reused for another name. memcmp reads
-    // the stored length whatever the text holds, which is safe when that stays in the page of
-    // its first byte; else strncmp, which stops at the text's end.
-    const size_t length = slot.text.size();
-    const bool one_page = (address & 4095) + length + 1 <= 4096;
-    const bool same = one_page ? std::memcmp(text, slot.text.data(), length) == 0
-                               : std::strncmp(text, slot.text.data(), length) == 0;
-    if (same && text[length] == '\0') return FrameName(slot.id);
-  }
-  return FrameName(CacheNameOf(text, slot));
+  if (slot.address == text && slot.checked_in == buffer_serial_) return FrameName(slot.id);
+  return FrameName(CheckNameOf(text, slot));
 }
 
-uint32_t GpuStreamWriter::CacheNameOf(const char* text, AddressSlot& slot) {
+uint32_t GpuStreamWriter::CheckNameOf(const char* text, AddressSlot& slot) {
+  if (slot.address == text) {
+    // First use in this buffer: the text is compared in full, as the address may have been
+    // reused for another name. memcmp reads the stored length whatever the text holds, which
+    // is safe when that stays in the page of its first byte; else strncmp, which stops at the
+    // text's end.
+    const size_t length = slot.text.size();
+    const bool one_page = (reinterpret_cast<uintptr_t>(text) & 4095) + length + 1 <= 4096;
+    const bool same = one_page ? std::memcmp(text, slot.text.data(), length) == 0
+                               : std::strncmp(text, slot.text.data(), length) == 0;
+    if (same && text[length] == '\0') {
+      slot.checked_in = buffer_serial_;
+      return slot.id;
+    }
+  }
   const uint32_t id = NameId(text);
-  slot = {text, name_text_[id], id};
+  slot = {text, name_text_[id], id, buffer_serial_};
   return id;
 }
 
@@ -307,59 +312,57 @@ void GpuStreamWriter::Publish(Track& track) {
 
 void GpuStreamWriter::OnRecord(const GpuActivityRecord& r) {
   if (!EnsureStream(r.start_ns)) return;
-  if (r.kind == GpuActivityKind::kMarker) {
-    OnMarker(r);
-    return;
+  // One path per kind, the kind tested once here (a kind no tracer makes is left out).
+  switch (r.kind) {
+    case GpuActivityKind::kKernel: return AddRow<store::GpuRowKind::kKernel>(r);
+    case GpuActivityKind::kMemcpy: return AddRow<store::GpuRowKind::kMemcpy>(r);
+    case GpuActivityKind::kMemset: return AddRow<store::GpuRowKind::kMemset>(r);
+    case GpuActivityKind::kSync: return AddRow<store::GpuRowKind::kSync>(r);
+    case GpuActivityKind::kRuntimeApi: return AddRow<store::GpuRowKind::kRuntimeApi>(r);
+    case GpuActivityKind::kDriverApi: return AddRow<store::GpuRowKind::kDriverApi>(r);
+    case GpuActivityKind::kOverhead: return AddRow<store::GpuRowKind::kOverhead>(r);
+    case GpuActivityKind::kMarker: return OnMarker(r);
   }
-  const auto kind = static_cast<store::GpuRowKind>(r.kind);
-  if (static_cast<uint8_t>(kind) == 0 || static_cast<uint8_t>(kind) > store::kMaxGpuRowKind) return;
+}
+
+template <store::GpuRowKind kKind>
+[[gnu::always_inline]] inline void GpuStreamWriter::AddRow(const GpuActivityRecord& r) {
   store::GpuActivityRow row;
-  row.kind = kind;
+  row.kind = kKind;
   row.start_ticks = r.start_ns;
   row.end_ticks = r.end_ns;
   row.correlation = r.correlation;
-  if (store::IsGpuDeviceRow(kind)) {
+  if constexpr (store::IsGpuDeviceRow(kKind)) {
     row.device = r.device;
     row.stream = r.stream;
   } else {
     row.thread_id = r.thread_id;
   }
-  const uint32_t track = store::GpuRowTrack(row);
+  const uint32_t track = store::GpuRowTrack(kKind, row.device, row.stream, row.thread_id);
   // Before any declaration: the row's names and configuration go into the frame that holds it.
   if (!frame_.Fits(track)) WriteFrame();
-  switch (r.kind) {
-    case GpuActivityKind::kKernel: {
-      row.name_id = FrameNameOf(r.name != nullptr ? r.name : kUnnamedKernel);
-      store::GpuLaunchConfig config;
-      for (int d = 0; d < 3; ++d) config.grid[d] = r.grid[d], config.block[d] = r.block[d];
-      config.registers_per_thread = r.registers_per_thread;
-      config.shared_memory_bytes = r.shared_memory_bytes;
-      row.config_id = LaunchConfigId(row.name_id, config);
-      break;
-    }
-    case GpuActivityKind::kMemcpy:
-      row.name_id = MemcpyNameId(r.memcpy_kind, r.src_memory, r.dst_memory);
-      row.bytes = r.bytes;
-      break;
-    case GpuActivityKind::kMemset:
-      row.name_id = MemsetNameId(r.src_memory);
-      row.bytes = r.bytes;
-      break;
-    case GpuActivityKind::kSync:
-      row.name_id = FrameNameOf(SyncName(r.sync_kind));
-      break;
-    case GpuActivityKind::kRuntimeApi:
-    case GpuActivityKind::kDriverApi:
-      row.name_id = FrameNameOf(r.name != nullptr ? r.name : kUnnamedCall);
-      row.callback_id = r.callback_id;
-      break;
-    case GpuActivityKind::kOverhead:
-      row.name_id = FrameNameOf(OverheadName(r.id));
-      break;
-    case GpuActivityKind::kMarker:
-      return;
+  if constexpr (kKind == store::GpuRowKind::kKernel) {
+    row.name_id = FrameNameOf(r.name != nullptr ? r.name : kUnnamedKernel);
+    store::GpuLaunchConfig config;
+    for (int d = 0; d < 3; ++d) config.grid[d] = r.grid[d], config.block[d] = r.block[d];
+    config.registers_per_thread = r.registers_per_thread;
+    config.shared_memory_bytes = r.shared_memory_bytes;
+    row.config_id = LaunchConfigId(row.name_id, config);
+  } else if constexpr (kKind == store::GpuRowKind::kMemcpy) {
+    row.name_id = MemcpyNameId(r.memcpy_kind, r.src_memory, r.dst_memory);
+    row.bytes = r.bytes;
+  } else if constexpr (kKind == store::GpuRowKind::kMemset) {
+    row.name_id = MemsetNameId(r.src_memory);
+    row.bytes = r.bytes;
+  } else if constexpr (kKind == store::GpuRowKind::kSync) {
+    row.name_id = FrameNameOf(SyncName(r.sync_kind));
+  } else if constexpr (kKind == store::GpuRowKind::kRuntimeApi || kKind == store::GpuRowKind::kDriverApi) {
+    row.name_id = FrameNameOf(r.name != nullptr ? r.name : kUnnamedCall);
+    row.callback_id = r.callback_id;
+  } else {
+    row.name_id = FrameNameOf(OverheadName(r.id));
   }
-  frame_.Add(row, track);
+  frame_.AddOf<kKind>(row, track);
 }
 
 void GpuStreamWriter::OnMarker(const GpuActivityRecord& r) {
@@ -441,6 +444,7 @@ void GpuStreamWriter::OnStateChange(uint64_t timestamp_ns, GpuTracerState state,
 }
 
 void GpuStreamWriter::OnBufferDone() {
+  ++buffer_serial_;  // the next buffer's names are compared with their text again
   if (stream_ == nullptr || finished_) return;
   // Each completed CUPTI buffer is one frame in the log, so a record is on disk once its
   // buffer completed; the ring's NVTX blocks follow, so the ring only holds what came since.

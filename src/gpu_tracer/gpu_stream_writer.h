@@ -14,7 +14,7 @@
 //              could not be written are counted in the ring header; the stats frame splits them
 //
 // Cost: a row is a few varints appended to preallocated columns; a name is found by CUPTI's
-// C-string address (checked against its text), a launch configuration by its kernel's name, so
+// C-string address (its text compared once per buffer), a launch configuration by its kernel's name, so
 // no string is built and nothing allocated per record. zstd runs per completed buffer, with the stream
 // writer's context.
 //
@@ -89,6 +89,9 @@ class GpuStreamWriter final : public GpuActivitySink {
   bool EnsureStream(uint64_t gpu_timestamp_ns) { return stream_ != nullptr || CreateStream(gpu_timestamp_ns); }
   bool CreateStream(uint64_t gpu_timestamp_ns);
   void OnMarker(const GpuActivityRecord& record);
+  // A record of device work, an API call or CUPTI's overhead as a row of the frame being built.
+  template <store::GpuRowKind kKind>
+  void AddRow(const GpuActivityRecord& record);
   // Room for `records` more on `track`: its block, or a new one; nullptr (event dropped, counted).
   Track* Reserve(uint32_t track_id, uint32_t records);
   void Put(Track& track, uint64_t ticks, store::RecordKind kind, uint32_t name_id, uint64_t value);
@@ -129,16 +132,21 @@ class GpuStreamWriter final : public GpuActivitySink {
   static constexpr uint8_t kInStrings = 1, kInFrames = 2;
   std::vector<uint8_t> name_logged_;
   // Kernel and call names are C strings CUPTI keeps for the module's life, met again and again:
-  // a direct-mapped cache by address, each hit checked against the text (an address reused for
-  // another name misses).
+  // a direct-mapped cache by address. A hit's text is compared with the name's once per
+  // completed buffer (an address freed and reused for another name between buffers misses);
+  // within one buffer an address is one name: every record of the buffer is read while the
+  // buffer is handed over, so all the names they point to are alive together, at distinct
+  // addresses (and Kineto, which keeps the pointers past the buffer, relies on more).
   struct AddressSlot {
     const char* address = nullptr;
     std::string_view text;
     uint32_t id = 0;
+    uint64_t checked_in = 0;  // the buffer (buffer_serial_) the text was last compared in
   };
   static constexpr uint32_t kAddressSlots = 4096;
   std::unique_ptr<AddressSlot[]> by_address_;
-  uint32_t CacheNameOf(const char* text, AddressSlot& slot);  // FrameNameOf's miss: the map
+  uint64_t buffer_serial_ = 1;  // the buffer being handed over; slots start unchecked (0)
+  uint32_t CheckNameOf(const char* text, AddressSlot& slot);  // FrameNameOf's slow path
   // Memcpy and memset names by their kinds (Kineto's spelling, built once).
   uint32_t memcpy_names_[11][8][8] = {};
   uint32_t memset_names_[8] = {};

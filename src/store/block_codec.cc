@@ -136,15 +136,14 @@ std::string BlockEncoder::Encode(uint64_t seq, uint32_t tid, uint64_t dropped_be
   return EncodeBlockWith(context_ != nullptr ? context_->zstd : nullptr, seq, tid, dropped_before, records, zstd_level);
 }
 
-void BlockEncoder::CompressAppend(std::string_view input, int zstd_level, std::string& out) {
+size_t BlockEncoder::CompressInto(std::string_view input, int zstd_level, std::string& scratch) {
   const size_t bound = ZSTD_compressBound(input.size());
-  const size_t prefix = out.size();
-  out.resize(prefix + bound);
+  if (scratch.size() < bound) scratch.resize(bound);
   const size_t compressed =
-      context_ != nullptr ? ZSTD_compressCCtx(context_->zstd, out.data() + prefix, bound, input.data(), input.size(), zstd_level)
-                          : ZSTD_compress(out.data() + prefix, bound, input.data(), input.size(), zstd_level);
+      context_ != nullptr ? ZSTD_compressCCtx(context_->zstd, scratch.data(), bound, input.data(), input.size(), zstd_level)
+                          : ZSTD_compress(scratch.data(), bound, input.data(), input.size(), zstd_level);
   // Compression only fails on a too-small destination, which compressBound rules out.
-  out.resize(ZSTD_isError(compressed) ? prefix : prefix + compressed);
+  return ZSTD_isError(compressed) ? 0 : compressed;
 }
 
 StatusOr<DecodedBlock> DecodeBlock(std::string_view payload) {

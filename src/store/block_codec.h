@@ -66,9 +66,10 @@ class BlockEncoder {
 
   std::string Encode(uint64_t seq, uint32_t tid, uint64_t dropped_before, std::span<const RawRecord> records,
                      int zstd_level);
-  // Appends one zstd frame of `input` to `out`, with the same context (other frames' columns,
-  // such as the GPU activity frame's).
-  void CompressAppend(std::string_view input, int zstd_level, std::string& out);
+  // One zstd frame of `input` in the first bytes of `scratch`, with the same context (other
+  // frames' columns, such as the GPU activity frame's): its size, 0 when it could not be made.
+  // `scratch` only grows, so one kept across calls is not zero-filled up to the bound each time.
+  size_t CompressInto(std::string_view input, int zstd_level, std::string& scratch);
 
  private:
   struct Context;

@@ -2,6 +2,10 @@
 
 #include <zstd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <bit>
 #include <cstring>
 
@@ -22,7 +26,7 @@ size_t VarintSize(uint64_t value) { return value < 0x80 ? 1 : (std::bit_width(va
 
 uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width(all_or) + 7) / 8); }
 
-// How to store a stream, judged on a sample of its bytes (a sample of about 500 says as
+// How to store a stream, judged on a sample of its bytes (a sample of about 256 says as
 // much as the whole, at a fraction of the cost):
 //   raw     bytes about uniformly spread (the random low bytes of times): zstd would save
 //           little at the cost of a pass over them. Judged by the sample's collision entropy, a
@@ -41,18 +45,26 @@ struct StreamChoice {
 
 StreamChoice ChooseStream(std::string_view bytes) {
   constexpr size_t kLeastForZstd = 1024;
+  constexpr size_t kSamples = 256;
   if (bytes.size() < 32) return {};
-  const size_t stride = bytes.size() >= 1024 ? bytes.size() / 512 : 1;
-  uint32_t counts[256] = {};
+  const size_t stride = bytes.size() >= 2 * kSamples ? bytes.size() / kSamples : 1;
+  // Two histograms, samples alternating between them: a run of one value (the common case)
+  // would otherwise make each count wait for the one before it.
+  uint16_t counts[2][256] = {};
   uint64_t sampled = 0;
-  for (size_t i = 0; i < bytes.size(); i += stride, ++sampled) ++counts[static_cast<uint8_t>(bytes[i])];
+  size_t i = 0;
+  for (; i + stride < bytes.size(); i += 2 * stride, sampled += 2) {
+    ++counts[0][static_cast<uint8_t>(bytes[i])];
+    ++counts[1][static_cast<uint8_t>(bytes[i + stride])];
+  }
+  if (i < bytes.size()) ++counts[0][static_cast<uint8_t>(bytes[i])], ++sampled;
   uint32_t most = 0;
   uint8_t common = 0;
   uint64_t collisions = 0;  // pairs of sampled bytes that are equal
   for (uint32_t value = 0; value < 256; ++value) {
-    const uint64_t count = counts[value];
+    const uint32_t count = uint32_t{counts[0][value]} + counts[1][value];
     collisions += count * (count - (count != 0));
-    if (count > most) most = static_cast<uint32_t>(count), common = static_cast<uint8_t>(value);
+    if (count > most) most = count, common = static_cast<uint8_t>(value);
   }
   if (uint64_t{most} * 10 >= sampled * 9) return {StreamChoice::kSparse, common};
   if (bytes.size() < kLeastForZstd) return {};
@@ -61,15 +73,54 @@ StreamChoice ChooseStream(std::string_view bytes) {
   return {StreamChoice::kZstd, 0};
 }
 
+// The low `width` byte planes of `count` values: plane p's bytes at out + p * kMaxGpuFrameRows.
+// Eight values at a time are a byte matrix transposed (SSE2 where there is: three rounds of
+// interleaving, about four instructions a value for all eight planes, where cutting each plane
+// alone took five a plane; docs/benchmarks.md), the last few value by value.
+void CutBytePlanes(const uint64_t* values, uint32_t count, uint32_t width, uint8_t* out) {
+  static_assert(std::endian::native == std::endian::little, "planes are cut from little-endian words");
+  uint32_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 8 <= count; i += 8) {
+    const auto* rows = reinterpret_cast<const __m128i*>(values + i);
+    // Two values a register; bytes of the pair interleaved: value 2k's and 2k+1's byte p next to
+    // each other, p = 0..7.
+    __m128i pairs[4];
+    for (int k = 0; k < 4; ++k) {
+      const __m128i two = _mm_loadu_si128(rows + k);
+      pairs[k] = _mm_unpacklo_epi8(two, _mm_srli_si128(two, 8));
+    }
+    // Byte p of values 0-3 and of 4-7, as 4-byte groups: planes 0-3 and 4-7.
+    const __m128i low03 = _mm_unpacklo_epi16(pairs[0], pairs[1]), high03 = _mm_unpackhi_epi16(pairs[0], pairs[1]);
+    const __m128i low47 = _mm_unpacklo_epi16(pairs[2], pairs[3]), high47 = _mm_unpackhi_epi16(pairs[2], pairs[3]);
+    // Byte p of all eight values, two planes a register.
+    const __m128i planes[4] = {_mm_unpacklo_epi32(low03, low47), _mm_unpackhi_epi32(low03, low47),
+                               _mm_unpacklo_epi32(high03, high47), _mm_unpackhi_epi32(high03, high47)};
+    for (uint32_t plane = 0; plane < width; ++plane) {
+      const __m128i two = planes[plane / 2];
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + size_t{plane} * kMaxGpuFrameRows + i),
+                       plane % 2 == 0 ? two : _mm_srli_si128(two, 8));
+    }
+  }
+#endif
+  for (; i < count; ++i) {
+    for (uint32_t plane = 0; plane < width; ++plane) {
+      out[size_t{plane} * kMaxGpuFrameRows + i] = static_cast<uint8_t>(values[i] >> (8 * plane));
+    }
+  }
+}
+
 }  // namespace
 
 GpuActivityFrameEncoder::GpuActivityFrameEncoder()
     : columns_(new Column[kColumnCount]),
-      starts_(new uint64_t[kMaxGpuFrameRows]),
-      durations_(new uint64_t[kMaxGpuFrameRows]),
-      by_kind_(new uint16_t[kMaxGpuFrameRows]),
-      grouped_(new uint64_t[kMaxGpuFrameRows]),
-      planes_(new uint8_t[kMaxGpuFrameRows]) {
+      times_(new uint64_t[2 * size_t{kMaxGpuRowKind + 1} * kMaxGpuFrameRows]),
+      planes_(new uint8_t[8 * size_t{kMaxGpuFrameRows}]) {
+  // A kind's times may take every row of a frame; pages no kind uses are never touched.
+  for (uint32_t k = 0; k <= kMaxGpuRowKind; ++k) {
+    kinds_[k].starts = times_.get() + 2 * size_t{k} * kMaxGpuFrameRows;
+    kinds_[k].durations = kinds_[k].starts + kMaxGpuFrameRows;
+  }
   // Room for a full frame up front: Add() never checks or grows.
   for (uint32_t i = 0; i < kColumnCount; ++i) {
     columns_[i].data.reset(new uint8_t[size_t{kMaxGpuFrameRows} * kMaxRowBytes[i]]);
@@ -114,14 +165,18 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
     const StreamChoice choice = ChooseStream(raw);
     if (choice.kind == StreamChoice::kSparse) {
       // {common byte, varint exceptions, exceptions x {varint index - the previous one's + 1
-      // (the first's: its index), byte}}; given up for zstd where the exceptions are many.
-      compressed_.clear();
-      uint32_t exceptions = 0;
-      size_t next = 0;
+      // (the first's: its index), byte}}; given up for zstd where the exceptions are many, so
+      // the list is cut off at a quarter of the stream's bytes (and room for one more).
       const char* bytes = raw.data();
       const size_t size = raw.size();
+      const size_t most = size / 4;
+      if (sparse_.size() < most + 16) sparse_.resize(most + 16);
+      uint8_t* const list = reinterpret_cast<uint8_t*>(sparse_.data());
+      uint8_t* out = list;
+      uint32_t exceptions = 0;
+      size_t next = 0;
       const uint64_t all_common = 0x0101010101010101ull * choice.common;
-      for (size_t i = 0; i < size; ++i) {
+      for (size_t i = 0; i < size && static_cast<size_t>(out - list) <= most; ++i) {
         // Eight bytes at a time past those that are all the common byte: most of them.
         if ((i & 7) == 0 && i + 8 <= size) {
           uint64_t word;
@@ -132,30 +187,30 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
           }
         }
         if (bytes[i] == static_cast<char>(choice.common)) continue;
-        PutVarint(compressed_, i - next);
-        compressed_.push_back(bytes[i]);
+        PutVarintRaw(out, i - next);
+        *out++ = static_cast<uint8_t>(bytes[i]);
         next = i + 1;
         ++exceptions;
       }
-      const size_t stored = 1 + VarintSize(exceptions) + compressed_.size();
-      if (stored * 4 < raw.size()) {
+      const size_t listed = static_cast<size_t>(out - list);
+      const size_t stored = 1 + VarintSize(exceptions) + listed;
+      if (listed <= most && stored * 4 < size) {
         payload.push_back(static_cast<char>(StreamMode::kSparse));
-        PutVarint(payload, raw.size());
+        PutVarint(payload, size);
         PutVarint(payload, stored);
         payload.push_back(static_cast<char>(choice.common));
         PutVarint(payload, exceptions);
-        payload.append(compressed_);
+        payload.append(reinterpret_cast<const char*>(list), listed);
         return;
       }
     }
     if (choice.kind != StreamChoice::kRaw) {
-      compressed_.clear();
-      compressor.CompressAppend(raw, level, compressed_);
-      if (!compressed_.empty() && compressed_.size() < raw.size()) {
+      const size_t compressed = compressor.CompressInto(raw, level, compressed_);
+      if (compressed != 0 && compressed < raw.size()) {
         payload.push_back(static_cast<char>(StreamMode::kZstd));
         PutVarint(payload, raw.size());
-        PutVarint(payload, compressed_.size());
-        payload.append(compressed_);
+        PutVarint(payload, compressed);
+        payload.append(compressed_.data(), compressed);
         return;
       }
     }
@@ -163,20 +218,16 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
     PutVarint(payload, raw.size());
     payload.append(raw);
   };
-  // Rows grouped by kind, in row order within a kind (a counting sort; a row of a kind out of
-  // range, which no frame may hold, goes with kind 0 and into no plane).
+  // Where each kind's rows begin among the rows grouped by kind (kinds in increasing order).
   uint32_t group_begin[kMaxGpuRowKind + 2] = {};
   for (uint32_t k = 0; k <= kMaxGpuRowKind; ++k) group_begin[k + 1] = group_begin[k] + kinds_[k].rows;
-  {
-    uint32_t next[kMaxGpuRowKind + 1];
-    std::memcpy(next, group_begin, sizeof next);
-    const uint8_t* kinds = columns_[kKinds].data.get();
-    for (uint32_t i = 0; i < rows_; ++i) by_kind_[next[kinds[i] & kMaxGpuRowKind]++] = static_cast<uint16_t>(i);
-  }
-  auto put_planes = [&](const uint64_t* values, uint8_t width, uint64_t KindBits::*all_or, uint64_t KindBits::*all_and) {
-    // The values in the grouped order first: each plane is then cut from contiguous values, a
-    // third of the instructions of cutting every plane through the row indices.
-    for (uint32_t i = 0; i < rows_; ++i) grouped_[i] = values[by_kind_[i]];
+  auto put_planes = [&](uint64_t* KindBits::*values, uint8_t width, uint64_t KindBits::*all_or,
+                        uint64_t KindBits::*all_and) {
+    // Every kind's planes are cut first, all of them in one pass over its times.
+    for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) {
+      const KindBits& bits = kinds_[k];
+      if (bits.rows != 0) CutBytePlanes(bits.*values, bits.rows, width, planes_.get() + group_begin[k]);
+    }
     for (uint32_t plane = 0; plane < width; ++plane) {
       const uint32_t shift = 8 * plane;
       payload.push_back(static_cast<char>(StreamMode::kByKind));
@@ -190,12 +241,8 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
           payload.push_back(static_cast<char>(bits.*all_or >> shift));
           continue;
         }
-        // Locals: stores through a byte pointer may alias anything, which would reload each.
-        const uint64_t* __restrict kind_values = grouped_.get() + group_begin[k];
-        uint8_t* __restrict cut = planes_.get();
-        const uint32_t count = bits.rows;
-        for (uint32_t i = 0; i < count; ++i) cut[i] = static_cast<uint8_t>(kind_values[i] >> shift);
-        put_stream({reinterpret_cast<const char*>(cut), count}, zstd_level);
+        const uint8_t* cut = planes_.get() + size_t{plane} * kMaxGpuFrameRows + group_begin[k];
+        put_stream({reinterpret_cast<const char*>(cut), bits.rows}, zstd_level);
       }
     }
   };
@@ -225,8 +272,8 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
   }
   put_stream(stream_, zstd_level);
   put_stream(columns_[kNames].view(), zstd_level);
-  put_planes(starts_.get(), start_width, &KindBits::starts_or, &KindBits::starts_and);
-  put_planes(durations_.get(), duration_width, &KindBits::durations_or, &KindBits::durations_and);
+  put_planes(&KindBits::starts, start_width, &KindBits::starts_or, &KindBits::starts_and);
+  put_planes(&KindBits::durations, duration_width, &KindBits::durations_or, &KindBits::durations_and);
 }
 
 void GpuActivityFrameEncoder::Clear() {
@@ -235,7 +282,11 @@ void GpuActivityFrameEncoder::Clear() {
   configs_.clear();
   name_count_ = config_count_ = rows_ = 0;
   base_ticks_ = 0;
-  for (KindBits& bits : kinds_) bits = KindBits();
+  for (KindBits& bits : kinds_) {
+    bits.rows = 0;
+    bits.starts_or = bits.durations_or = 0;
+    bits.starts_and = bits.durations_and = ~uint64_t{0};
+  }
   previous_correlation_ = 0;
   track_count_ = 0;
   if (++generation_ == 0) {

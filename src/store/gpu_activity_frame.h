@@ -155,7 +155,7 @@ inline void PutVarintRaw(uint8_t*& out, uint64_t value) {
 
 }  // namespace gpu_frame_internal
 
-// Builds one frame. Hot path: Add() appends to preallocated columns (no allocation, no hashing
+// Builds one frame. Hot path: AddOf() appends to preallocated columns (no allocation, no hashing
 // beyond a small track table); it is forced inline (below) so that the writer's row, built for
 // it, need not go through memory: the call cost 24 of the writer's ~480 instructions a record.
 class GpuActivityFrameEncoder {
@@ -174,6 +174,10 @@ class GpuActivityFrameEncoder {
   void DeclareLaunchConfig(uint32_t id, const GpuLaunchConfig& config);
   // `track` is GpuRowTrack(row); Fits(track) must hold; row.kind one of GpuRowKind's.
   inline void Add(const GpuActivityRow& row, uint32_t track);
+  // Add for a row of kind kKind (row.kind is not read): the writer knows the kind where it
+  // builds the row, so the row's path has no test of it.
+  template <GpuRowKind kKind>
+  inline void AddOf(const GpuActivityRow& row, uint32_t track);
 
   uint32_t rows() const { return rows_; }
   // The frame's payload into `payload` (cleared first), streams compressed with `compressor`.
@@ -194,24 +198,26 @@ class GpuActivityFrameEncoder {
   void FollowName(uint32_t name_id);  // ConfigCode's table grown to hold `name_id`
 
   std::unique_ptr<Column[]> columns_;
-  std::unique_ptr<uint64_t[]> starts_;     // zigzag, per row
-  std::unique_ptr<uint64_t[]> durations_;  // zigzag, per row
-  std::unique_ptr<uint16_t[]> by_kind_;    // Finish's scratch: row indices grouped by kind
-  std::unique_ptr<uint64_t[]> grouped_;    // and the times in that order
-  std::unique_ptr<uint8_t[]> planes_;      // and one kind's byte plane of them
-  // Per row kind (the index; 0 unused): rows, and every start and duration or'ed and and'ed,
-  // so a plane's width and whether a kind's bytes in a plane are all one are known without a
-  // pass over them.
+  // Per row kind (the index; 0 unused): rows, their times (zigzag) in row order, kept apart by
+  // kind as Add() meets them since the frame stores each kind's planes apart, and every start
+  // and duration or'ed and and'ed, so a plane's width and whether a kind's bytes in a plane are
+  // all one are known without a pass over them.
   struct KindBits {
     uint32_t rows = 0;
+    uint64_t* starts = nullptr;     // kMaxGpuFrameRows each, in times_
+    uint64_t* durations = nullptr;
     uint64_t starts_or = 0, starts_and = ~uint64_t{0};
     uint64_t durations_or = 0, durations_and = ~uint64_t{0};
   };
+  std::unique_ptr<uint64_t[]> times_;
+  // Finish's scratch: byte plane p of the times, kind after kind, at p * kMaxGpuFrameRows.
+  std::unique_ptr<uint8_t[]> planes_;
   KindBits kinds_[kMaxGpuRowKind + 1];
   std::string names_;    // declarations, counts added by Finish
   std::string configs_;
   std::string stream_;       // Finish's scratch: one stream before compression
-  std::string compressed_;   // and after
+  std::string compressed_;   // and after (CompressInto's scratch: its first bytes)
+  std::string sparse_;       // or its exceptions listed (sized, not appended to)
   uint32_t name_count_ = 0;
   uint32_t config_count_ = 0;
   uint32_t rows_ = 0;
@@ -260,44 +266,75 @@ class GpuActivityFrameEncoder {
   return config_id + 1;
 }
 
-[[gnu::always_inline]] inline void GpuActivityFrameEncoder::Add(const GpuActivityRow& row, uint32_t track) {
+template <GpuRowKind kKind>
+[[gnu::always_inline]] inline void GpuActivityFrameEncoder::AddOf(const GpuActivityRow& row, uint32_t track) {
   using namespace gpu_frame_internal;
+  constexpr bool kDeviceWork = IsGpuDeviceRow(kKind);
   if (rows_ == 0) base_ticks_ = row.start_ticks;
-  Column* c = columns_.get();
-  *c[kKinds].end++ = static_cast<uint8_t>(row.kind);
-  if (IsGpuDeviceRow(row.kind)) {
-    PutVarintRaw(c[kPlaces].end, row.device);
-    PutVarintRaw(c[kPlaces].end, row.stream);
-  } else {
-    PutVarintRaw(c[kPlaces].end, row.thread_id);
-  }
-  // Device work's names (kernels: many, in no order) apart from the calls' (a few, repeating):
-  // zstd then codes the first as plain symbols and finds the runs in the second.
-  PutVarintRaw(c[IsGpuDeviceRow(row.kind) ? kNames : kHostNames].end, row.name_id);
   uint64_t& previous_end = PreviousEnd(track);
   const uint64_t start = ZigZag(static_cast<int64_t>(row.start_ticks - previous_end));
   const uint64_t duration = ZigZag(static_cast<int64_t>(row.end_ticks - row.start_ticks));
   previous_end = row.end_ticks;
-  starts_[rows_] = start;
-  durations_[rows_] = duration;
-  KindBits& bits = kinds_[static_cast<uint8_t>(row.kind) & kMaxGpuRowKind];
+  KindBits& bits = kinds_[static_cast<uint8_t>(kKind)];
+  bits.starts[bits.rows] = start;
+  bits.durations[bits.rows] = duration;
   ++bits.rows;
   bits.starts_or |= start;
   bits.starts_and &= start;
   bits.durations_or |= duration;
   bits.durations_and &= duration;
-  PutVarintRaw(c[kCorrelations].end, ZigZag(int64_t{row.correlation} - int64_t{previous_correlation_}));
+  const uint64_t correlation = ZigZag(int64_t{row.correlation} - int64_t{previous_correlation_});
   previous_correlation_ = row.correlation;
-  switch (row.kind) {
-    case GpuRowKind::kKernel: PutVarintRaw(c[kConfigs].end, ConfigCode(row.name_id, row.config_id)); break;
-    case GpuRowKind::kMemcpy:
-    case GpuRowKind::kMemset: PutVarintRaw(c[kBytes].end, row.bytes); break;
-    case GpuRowKind::kRuntimeApi:
-    case GpuRowKind::kDriverApi: PutVarintRaw(c[kCbids].end, row.callback_id); break;
-    case GpuRowKind::kSync:
-    case GpuRowKind::kOverhead: break;
-  }
+  uint32_t config_code = 0;
+  if constexpr (kKind == GpuRowKind::kKernel) config_code = ConfigCode(row.name_id, row.config_id);
   ++rows_;
+  // The bytes last, through local pointers: a byte store may alias anything, so each column's
+  // end (and every member read after it) would be loaded again after every byte.
+  Column* c = columns_.get();
+  uint8_t* kinds = c[kKinds].end;
+  uint8_t* places = c[kPlaces].end;
+  uint8_t* names = c[kDeviceWork ? kNames : kHostNames].end;
+  uint8_t* correlations = c[kCorrelations].end;
+  *kinds++ = static_cast<uint8_t>(kKind);
+  if constexpr (kDeviceWork) {
+    PutVarintRaw(places, row.device);
+    PutVarintRaw(places, row.stream);
+  } else {
+    PutVarintRaw(places, row.thread_id);
+  }
+  // Device work's names (kernels: many, in no order) apart from the calls' (a few, repeating):
+  // zstd then codes the first as plain symbols and finds the runs in the second.
+  PutVarintRaw(names, row.name_id);
+  PutVarintRaw(correlations, correlation);
+  if constexpr (kKind == GpuRowKind::kKernel) {
+    uint8_t* configs = c[kConfigs].end;
+    PutVarintRaw(configs, config_code);
+    c[kConfigs].end = configs;
+  } else if constexpr (kKind == GpuRowKind::kMemcpy || kKind == GpuRowKind::kMemset) {
+    uint8_t* bytes = c[kBytes].end;
+    PutVarintRaw(bytes, row.bytes);
+    c[kBytes].end = bytes;
+  } else if constexpr (kKind == GpuRowKind::kRuntimeApi || kKind == GpuRowKind::kDriverApi) {
+    uint8_t* cbids = c[kCbids].end;
+    PutVarintRaw(cbids, row.callback_id);
+    c[kCbids].end = cbids;
+  }
+  c[kKinds].end = kinds;
+  c[kPlaces].end = places;
+  c[kDeviceWork ? kNames : kHostNames].end = names;
+  c[kCorrelations].end = correlations;
+}
+
+inline void GpuActivityFrameEncoder::Add(const GpuActivityRow& row, uint32_t track) {
+  switch (row.kind) {
+    case GpuRowKind::kKernel: return AddOf<GpuRowKind::kKernel>(row, track);
+    case GpuRowKind::kMemcpy: return AddOf<GpuRowKind::kMemcpy>(row, track);
+    case GpuRowKind::kMemset: return AddOf<GpuRowKind::kMemset>(row, track);
+    case GpuRowKind::kSync: return AddOf<GpuRowKind::kSync>(row, track);
+    case GpuRowKind::kRuntimeApi: return AddOf<GpuRowKind::kRuntimeApi>(row, track);
+    case GpuRowKind::kDriverApi: return AddOf<GpuRowKind::kDriverApi>(row, track);
+    case GpuRowKind::kOverhead: return AddOf<GpuRowKind::kOverhead>(row, track);
+  }
 }
 
 // Decodes a frame payload (prefix and streams). Declared names go into `strings`, declared

@@ -1,22 +1,31 @@
 // The GPU tracer's cost from CUPTI's buffer to the store, and what a kernel costs at rest
 // (issue 15 §5: <= 50 ns of CPU per record, <= 8 bytes per kernel record at rest).
 //
-//   gpu_tracer_benchmark [--records N] [--repeats R] [--keep DIR] [--no-read-back] [--zstd-level L]
+//   gpu_tracer_benchmark [--records N] [--repeats R] [--trace KINETO_JSON[.gz]] [--keep DIR]
+//                        [--no-read-back] [--zstd-level L]
 //
-// A whole-job trace as a training step makes it: per launch a runtime call
-// (cudaLaunchKernel, its correlation id) and its kernel (one of 60 names, from 4-character
-// elementwise kernels to long templated GEMM names; grid, block, registers and shared memory
-// fixed per name), every 20th launch a memcpy instead (HtoD, pinned, 1 MiB) — N records in
-// all (default 10,000,000), handed to the real GpuStreamWriter as the tracer hands them
-// (OnRecord per record, OnBufferDone per CUPTI buffer of 8,192 records), into a real run
-// directory on disk. Timestamps advance as on a busy GPU: kernels of 5-400 µs back to back on
-// two streams, launches 4-12 µs apart on the host.
+// Two workloads, N records each (default 10,000,000), handed to the real GpuStreamWriter as the
+// tracer hands them (OnRecord per record, OnBufferDone per CUPTI buffer of 8,192 records, the
+// records of a 1 MiB buffer), into a real run directory on disk:
+//   synthetic (default)  a whole-job trace as a training step makes it, at its most random: per
+//                        launch a runtime call (cudaLaunchKernel, its correlation id) and its
+//                        kernel (one of 60 names picked at random, from 4-character elementwise
+//                        kernels to long templated GEMM names; grid, block, registers and shared
+//                        memory fixed per name), every 20th launch a memcpy instead (HtoD,
+//                        pinned, 1 MiB). Kernels of 5-400 us back to back on two streams, launches
+//                        4-12 us apart on the host, all drawn at random.
+//   --trace FILE         a real PyTorch profiler trace's GPU activity replayed: its kernels,
+//                        copies and sets (names, streams, grids, blocks, times) and the runtime
+//                        calls that launched them (whole-job mode keeps no others), in the order
+//                        of their ends, as CUPTI completes them; repeated, shifted in time and
+//                        correlation, until N records (tests/fixtures/kineto: a real job's steps).
 //
 // Cost: thread CPU time of the writer per record (median of R runs, default 5), beside the
 // baseline in the same process: the same records copied once, a buffer of them at a time into
-// memory reused per buffer (what touching them costs at least). Size: the stream's files after the writer finishes (log + ring header),
-// divided by the kernels written, with every other record's bytes counted against them too.
-// A read-back through the stepscope loader checks every record came back.
+// memory reused per buffer (what touching them costs at least). Size: the stream's files after
+// the writer finishes (log + ring header), divided by the kernels written, with every other
+// record's bytes counted against them too. A read-back through the stepscope loader checks
+// every record came back.
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,8 +39,14 @@
 #include <string>
 #include <vector>
 
+#include <deque>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
 #include "analysis/stepscope_loader.h"
 #include "gpu_tracer/gpu_stream_writer.h"
+#include "importers/common/trace_bytes.h"
 
 namespace stepscope {
 namespace {
@@ -45,9 +60,12 @@ uint64_t ThreadCpuNs() {
 }
 
 struct Workload {
-  std::vector<std::string> names;  // kept alive: records point into them
+  std::deque<std::string> names;  // kept alive: records point into them
   std::vector<GpuActivityRecord> records;
   uint64_t kernels = 0;
+  uint64_t device_records = 0;  // kernels, copies, sets: each comes back as a device event
+  uint64_t launches = 0;        // runtime calls: each with a device record, a flow
+  std::string what;
 };
 
 Workload MakeWorkload(size_t count) {
@@ -65,6 +83,7 @@ Workload MakeWorkload(size_t count) {
       w.names.push_back("k" + std::to_string(i));
     }
   }
+  w.what = "synthetic (60 kernel names at random, 2 streams)";
   w.records.reserve(count);
   uint64_t host_ns = 1'000'000'000, device_ns[2] = {host_ns + 50'000, host_ns + 50'000};
   uint32_t correlation = 1;
@@ -106,9 +125,129 @@ Workload MakeWorkload(size_t count) {
       ++w.kernels;
     }
     w.records.push_back(work);
+    ++w.device_records;
+    ++w.launches;
     host_ns += static_cast<uint64_t>(gap(random));
     ++correlation;
   }
+  return w;
+}
+
+GpuMemoryKind MemoryKindNamed(std::string_view name) {
+  static const std::map<std::string_view, GpuMemoryKind> kKinds = {
+      {"Pageable", GpuMemoryKind::kPageable}, {"Pinned", GpuMemoryKind::kPinned},
+      {"Device", GpuMemoryKind::kDevice},     {"Array", GpuMemoryKind::kArray},
+      {"Managed", GpuMemoryKind::kManaged}};
+  auto it = kKinds.find(name);
+  return it == kKinds.end() ? GpuMemoryKind::kUnknown : it->second;
+}
+
+// "Memcpy DtoD (Device -> Device)", as Kineto names copies.
+void ParseMemcpyName(std::string_view name, GpuActivityRecord& record) {
+  static const std::map<std::string_view, GpuMemcpyKind> kKinds = {
+      {"HtoD", GpuMemcpyKind::kHtoD}, {"DtoH", GpuMemcpyKind::kDtoH}, {"DtoD", GpuMemcpyKind::kDtoD},
+      {"HtoH", GpuMemcpyKind::kHtoH}, {"PtoP", GpuMemcpyKind::kPtoP}};
+  const size_t space = name.find(' '), open = name.find(" ("), arrow = name.find(" -> "), close = name.rfind(')');
+  if (space == std::string_view::npos || open == std::string_view::npos || arrow == std::string_view::npos ||
+      close == std::string_view::npos || open <= space || arrow <= open || close <= arrow) {
+    return;
+  }
+  auto kind = kKinds.find(name.substr(space + 1, open - space - 1));
+  record.memcpy_kind = kind == kKinds.end() ? GpuMemcpyKind::kUnknown : kind->second;
+  record.src_memory = MemoryKindNamed(name.substr(open + 2, arrow - open - 2));
+  record.dst_memory = MemoryKindNamed(name.substr(arrow + 4, close - arrow - 4));
+}
+
+// The trace's device work and the runtime calls that launched it, as records in the order of
+// their ends; exits with a one-line error when the file cannot be read or holds none.
+Workload MakeTraceWorkload(const std::string& path, size_t count) {
+  auto fail = [&path](const std::string& why) {
+    std::fprintf(stderr, "gpu_tracer_benchmark: %s: %s\n", path.c_str(), why.c_str());
+    std::exit(2);
+  };
+  auto read = analysis::ReadTraceFile(path, 0);
+  if (!read.ok()) fail(read.status().message() + "; give a PyTorch profiler trace (.json or .json.gz)");
+  const std::string& text = read->bytes;
+  const nlohmann::json trace = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (trace.is_discarded() || !trace.contains("traceEvents")) fail("is not a PyTorch profiler trace");
+  Workload w;
+  std::map<std::string, const char*> interned;  // name -> its stable copy in w.names
+  auto intern = [&](const std::string& name) {
+    auto [it, inserted] = interned.emplace(name, nullptr);
+    if (inserted) it->second = w.names.emplace_back(name).c_str();
+    return it->second;
+  };
+  auto ns = [](const nlohmann::json& value) { return static_cast<uint64_t>(std::llround(value.get<double>() * 1000.0)); };
+  std::vector<GpuActivityRecord> device, calls;
+  for (const nlohmann::json& event : trace["traceEvents"]) {
+    if (!event.is_object() || event.value("ph", "") != "X" || !event.contains("ts") || !event.contains("dur")) continue;
+    const std::string category = event.value("cat", "");
+    const nlohmann::json args = event.value("args", nlohmann::json::object());
+    GpuActivityRecord r;
+    r.start_ns = ns(event["ts"]);
+    r.end_ns = r.start_ns + ns(event["dur"]);
+    r.correlation = args.value("correlation", 0u);
+    if (category == "kernel" || category == "gpu_memcpy" || category == "gpu_memset") {
+      r.device = args.value("device", 0u);
+      r.context = args.value("context", 0u);
+      r.stream = args.value("stream", 0u);
+      if (category == "kernel") {
+        r.kind = GpuActivityKind::kKernel;
+        r.name = intern(event.value("name", ""));
+        const nlohmann::json grid = args.value("grid", nlohmann::json::array()), block = args.value("block", nlohmann::json::array());
+        for (int d = 0; d < 3 && d < static_cast<int>(grid.size()); ++d) r.grid[d] = grid[d].get<int32_t>();
+        for (int d = 0; d < 3 && d < static_cast<int>(block.size()); ++d) r.block[d] = block[d].get<int32_t>();
+        r.registers_per_thread = args.value("registers per thread", uint16_t{0});
+        r.shared_memory_bytes = args.value("shared memory", 0u);
+      } else {
+        r.kind = category == "gpu_memcpy" ? GpuActivityKind::kMemcpy : GpuActivityKind::kMemset;
+        r.bytes = args.value("bytes", uint64_t{0});
+        if (category == "gpu_memcpy") ParseMemcpyName(event.value("name", ""), r);
+        else r.src_memory = GpuMemoryKind::kDevice;
+      }
+      device.push_back(r);
+    } else if (category == "cuda_runtime") {
+      r.kind = GpuActivityKind::kRuntimeApi;
+      r.name = intern(event.value("name", ""));
+      r.thread_id = event.value("tid", 0u);
+      r.callback_id = args.value("cbid", 0u);
+      calls.push_back(r);
+    }
+  }
+  if (device.empty()) fail("holds no GPU activity (kernel, gpu_memcpy or gpu_memset events)");
+  std::vector<uint32_t> launched;  // correlations of device work
+  for (const GpuActivityRecord& r : device) launched.push_back(r.correlation);
+  std::sort(launched.begin(), launched.end());
+  std::vector<GpuActivityRecord> one_pass = device;
+  for (const GpuActivityRecord& r : calls) {
+    if (std::binary_search(launched.begin(), launched.end(), r.correlation)) one_pass.push_back(r);
+  }
+  std::stable_sort(one_pass.begin(), one_pass.end(),
+                   [](const GpuActivityRecord& a, const GpuActivityRecord& b) { return a.end_ns < b.end_ns; });
+  uint64_t first = UINT64_MAX, last = 0;
+  uint32_t lowest = UINT32_MAX, highest = 0;
+  for (const GpuActivityRecord& r : one_pass) {
+    first = std::min(first, r.start_ns), last = std::max(last, r.end_ns);
+    lowest = std::min(lowest, r.correlation), highest = std::max(highest, r.correlation);
+  }
+  // Each repetition starts 1 ms after the last ended, with correlations past the last's.
+  const uint64_t period_ns = last - first + 1'000'000;
+  const uint32_t correlation_step = highest - lowest + 1;
+  w.records.reserve(count);
+  for (uint64_t pass = 0; w.records.size() < count; ++pass) {
+    for (GpuActivityRecord r : one_pass) {
+      if (w.records.size() == count) break;
+      r.start_ns += pass * period_ns;
+      r.end_ns += pass * period_ns;
+      r.correlation += static_cast<uint32_t>(pass) * correlation_step;
+      w.kernels += r.kind == GpuActivityKind::kKernel;
+      w.device_records += r.kind != GpuActivityKind::kRuntimeApi;
+      w.launches += r.kind == GpuActivityKind::kRuntimeApi;
+      w.records.push_back(r);
+    }
+  }
+  w.what = "the trace " + std::filesystem::path(path).filename().string() + " (" + std::to_string(one_pass.size()) +
+           " records a pass, " + std::to_string(interned.size()) + " names)";
   return w;
 }
 
@@ -199,7 +338,7 @@ int main(int argc, char** argv) {
   using namespace stepscope;
   size_t records = 10'000'000;
   int repeats = 5;
-  std::string keep;
+  std::string keep, trace;
   bool read_back = true;  // off to profile the writer alone
   int zstd_level = GpuStreamWriterOptions().zstd_level;
   for (int i = 1; i < argc; ++i) {
@@ -207,15 +346,16 @@ int main(int argc, char** argv) {
     if (arg == "--records" && i + 1 < argc) records = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--keep" && i + 1 < argc) keep = argv[++i];
+    else if (arg == "--trace" && i + 1 < argc) trace = argv[++i];
     else if (arg == "--no-read-back") read_back = false;
     else if (arg == "--zstd-level" && i + 1 < argc) zstd_level = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: gpu_tracer_benchmark [--records N] [--repeats R] [--keep DIR] [--no-read-back] "
-                           "[--zstd-level L]\n");
+      std::fprintf(stderr, "usage: gpu_tracer_benchmark [--records N] [--repeats R] [--trace KINETO_JSON[.gz]] "
+                           "[--keep DIR] [--no-read-back] [--zstd-level L]\n");
       return 2;
     }
   }
-  const Workload workload = MakeWorkload(records);
+  const Workload workload = trace.empty() ? MakeWorkload(records) : MakeTraceWorkload(trace, records);
   const std::filesystem::path dir =
       keep.empty() ? std::filesystem::temp_directory_path() / ("stepscope_gpu_tracer_bench_" + std::to_string(getpid()))
                    : std::filesystem::path(keep);
@@ -227,6 +367,7 @@ int main(int argc, char** argv) {
     baseline.push_back(last.baseline_ns_per_record);
     buffer_done.push_back(last.buffer_done_ns_per_record);
   }
+  std::printf("workload                %s\n", workload.what.c_str());
   if (!read_back) {
     std::printf("writer CPU per record   %.1f ns (median of %d; %.1f ns of it at buffer completion); baseline %.1f ns; "
                 "%.2f bytes per kernel\n",
@@ -243,9 +384,10 @@ int main(int argc, char** argv) {
   uint64_t device_events = 0, flows = model->flows().size();
   for (const auto& event : model->events()) device_events += event.device >= 0 ? 1 : 0;
   const double writer_ns = Median(writer), baseline_ns = Median(baseline);
-  std::printf("records                 %zu (%llu kernels, %zu memcpy, %zu launches)\n", workload.records.size(),
-              static_cast<unsigned long long>(workload.kernels), workload.records.size() / 2 - workload.kernels,
-              workload.records.size() / 2);
+  std::printf("records                 %zu (%llu kernels, %llu copies and sets, %llu launches)\n",
+              workload.records.size(), static_cast<unsigned long long>(workload.kernels),
+              static_cast<unsigned long long>(workload.device_records - workload.kernels),
+              static_cast<unsigned long long>(workload.launches));
   std::printf("writer CPU per record   %.1f ns (median of %d; bar 50 ns: %s), %.1f ns of it at buffer completion "
               "(the frame's streams, zstd, the write)\n",
               writer_ns, repeats, writer_ns <= 50 ? "PASS" : "FAIL", Median(buffer_done));
@@ -256,10 +398,10 @@ int main(int argc, char** argv) {
               "(bar 8: %s); %.2f bytes per record\n",
               static_cast<unsigned long long>(last.bytes), static_cast<unsigned long long>(last.log_bytes), per_kernel,
               per_kernel <= 8 ? "PASS" : "FAIL", double(last.bytes) / double(workload.records.size()));
-  std::printf("read back               %llu device events, %llu launch->kernel flows (of %zu)\n",
-              static_cast<unsigned long long>(device_events), static_cast<unsigned long long>(flows),
-              workload.records.size() / 2);
-  const bool complete = device_events == workload.records.size() / 2 && last.written == workload.records.size();
+  std::printf("read back               %llu device events (of %llu), %llu launch->device flows (of %llu)\n",
+              static_cast<unsigned long long>(device_events), static_cast<unsigned long long>(workload.device_records),
+              static_cast<unsigned long long>(flows), static_cast<unsigned long long>(workload.launches));
+  const bool complete = device_events == workload.device_records && last.written == workload.records.size();
   if (keep.empty()) std::filesystem::remove_all(dir);
   return complete ? 0 : 1;
 }

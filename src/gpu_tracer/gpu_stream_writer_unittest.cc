@@ -5,7 +5,9 @@
 // args and flows in tests/data/gpu_stream/events.golden. The golden was made from the version-1
 // encoding (one begin, end and argument record each), and tests/data/gpu_stream/v1/ holds a
 // stream that encoding wrote: both must load to the golden, so the activity frames of version 2
-// read exactly as the old records did and a run written before them still loads.
+// read exactly as the old records did and a run written before them still loads. So must
+// tests/data/gpu_stream/v2_row_columns/, the same records in version 2's frames as they were
+// before their columns were split by kind (rows in the tracer's order, one stream of columns).
 //
 // STEPSCOPE_REBASELINE=1 rewrites the golden from the current writer (review the diff).
 #include "gpu_tracer/gpu_stream_writer.h"
@@ -249,6 +251,13 @@ TEST_F(GpuStreamWriterTest, EveryRecordKindLoadsAsTheGoldenModelEvents) {
 
 TEST_F(GpuStreamWriterTest, AStreamWrittenByTheVersion1EncodingLoadsAsTheGolden) {
   std::filesystem::copy(TestData("gpu_stream/v1"), dir_, std::filesystem::copy_options::recursive);
+  auto model = analysis::LoadStepscopeRun(dir_.string());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(Dump(*model), ReadGolden());
+}
+
+TEST_F(GpuStreamWriterTest, AStreamWrittenBeforeTheColumnsWereSplitByKindLoadsAsTheGolden) {
+  std::filesystem::copy(TestData("gpu_stream/v2_row_columns"), dir_, std::filesystem::copy_options::recursive);
   auto model = analysis::LoadStepscopeRun(dir_.string());
   ASSERT_TRUE(model.ok()) << model.status().message();
   EXPECT_EQ(Dump(*model), ReadGolden());

@@ -6,7 +6,9 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 #include "store/varint.h"
@@ -26,26 +28,29 @@ size_t VarintSize(uint64_t value) { return value < 0x80 ? 1 : (std::bit_width(va
 
 uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width(all_or) + 7) / 8); }
 
-// How to store a stream, judged on a sample of its bytes (a sample of about 256 says as
-// much as the whole, at a fraction of the cost):
-//   raw     bytes about uniformly spread (the random low bytes of times): zstd would save
-//           little at the cost of a pass over them. Judged by the sample's collision entropy, a
-//           lower bound of what an entropy coder could reach that needs no logarithm: at 6.8
-//           bits a byte or more (15 % or less to save) the stream stays raw. So do streams under
-//           1 KiB that are not sparse (a frame's few copies' times): zstd's set-up and tables
-//           cost 1-7 us each there, and they seldom shrank;
+// How to store a stream, judged on samples of its bytes (about 256 say as much as the whole, at
+// a fraction of the cost). zstd costs about 2.5 us and 2.5 ns a byte here, so it must earn it:
 //   sparse  nine in ten bytes or more one value (a queued kernel's start gap, but for the kernels
-//           after a copy): the exceptions are listed, in one pass instead of zstd's match
-//           search over runs broken every few bytes (16 us for 4 KiB on the build machine);
-//   zstd    the rest.
+//           after a copy; a column of one kind that hardly changes): the exceptions are listed,
+//           in one pass instead of zstd's match search over runs broken every few bytes (16 us
+//           for 4 KiB on the build machine); none at all: the constant mode;
+//   zstd    repeating (a kernel's name follows the same one as before in four tenths of a run of
+//           bytes or more: a training step's kernels come in the same order every step, and
+//           copies' places and sizes cycle), which zstd's matches shrink whatever the bytes'
+//           spread; or skewed enough to save a quarter and 128 bytes or more, judged by the
+//           strided sample's collision entropy, a lower bound of what an entropy coder could
+//           reach: 6 bits a byte or less (the high bytes of times);
+//   raw     the rest (the random low bytes of times, a frame's few copies' times): nothing
+//           worth a pass of zstd, which saved 8 % of a real trace's launch gaps in 18 us.
 struct StreamChoice {
   enum Kind { kRaw, kSparse, kZstd } kind = kRaw;
   uint8_t common = 0;  // sparse: the value most bytes are
 };
 
 StreamChoice ChooseStream(std::string_view bytes) {
-  constexpr size_t kLeastForZstd = 1024;
   constexpr size_t kSamples = 256;
+  constexpr double kMostBitsForZstd = 6.0;
+  constexpr double kLeastSavedForZstd = 128;
   if (bytes.size() < 32) return {};
   const size_t stride = bytes.size() >= 2 * kSamples ? bytes.size() / kSamples : 1;
   // Two histograms, samples alternating between them: a run of one value (the common case)
@@ -60,16 +65,29 @@ StreamChoice ChooseStream(std::string_view bytes) {
   if (i < bytes.size()) ++counts[0][static_cast<uint8_t>(bytes[i])], ++sampled;
   uint32_t most = 0;
   uint8_t common = 0;
-  uint64_t collisions = 0;  // pairs of sampled bytes that are equal
+  uint64_t collisions = 0;  // ordered pairs of sampled bytes that are equal
   for (uint32_t value = 0; value < 256; ++value) {
     const uint32_t count = uint32_t{counts[0][value]} + counts[1][value];
     collisions += count * (count - (count != 0));
     if (count > most) most = count, common = static_cast<uint8_t>(value);
   }
   if (uint64_t{most} * 10 >= sampled * 9) return {StreamChoice::kSparse, common};
-  if (bytes.size() < kLeastForZstd) return {};
-  // 2^-6.8 = 1 / 111.4: a random pair is equal that rarely or less.
-  if (collisions * 111 <= sampled * (sampled - 1)) return {};
+  // Repeats: how often a byte is followed by what followed it last time, over a run of bytes
+  // from the middle (the strided sample has no neighbours).
+  const size_t run = std::min<size_t>(bytes.size(), kSamples);
+  const auto* window = reinterpret_cast<const uint8_t*>(bytes.data()) + (bytes.size() - run) / 2;
+  uint16_t followed_by[256];
+  std::memset(followed_by, 0xFF, sizeof followed_by);  // none yet: no byte value
+  uint32_t repeated = 0;
+  for (size_t j = 0; j + 1 < run; ++j) {
+    repeated += followed_by[window[j]] == window[j + 1];
+    followed_by[window[j]] = window[j + 1];
+  }
+  if (repeated * 10 >= (run - 1) * 4) return {StreamChoice::kZstd, 0};
+  if (collisions == 0) return {};
+  const double bits = std::log2(double(sampled) * double(sampled - 1) / double(collisions));
+  const double saved = double(bytes.size()) * (1.0 - bits / 8.0);
+  if (bits > kMostBitsForZstd || saved < kLeastSavedForZstd) return {};
   return {StreamChoice::kZstd, 0};
 }
 
@@ -113,18 +131,23 @@ void CutBytePlanes(const uint64_t* values, uint32_t count, uint32_t width, uint8
 }  // namespace
 
 GpuActivityFrameEncoder::GpuActivityFrameEncoder()
-    : columns_(new Column[kColumnCount]),
-      times_(new uint64_t[2 * size_t{kMaxGpuRowKind + 1} * kMaxGpuFrameRows]),
+    : times_(new uint64_t[2 * size_t{kMaxGpuRowKind + 1} * kMaxGpuFrameRows]),
       planes_(new uint8_t[8 * size_t{kMaxGpuFrameRows}]) {
   // A kind's times may take every row of a frame; pages no kind uses are never touched.
   for (uint32_t k = 0; k <= kMaxGpuRowKind; ++k) {
     kinds_[k].starts = times_.get() + 2 * size_t{k} * kMaxGpuFrameRows;
     kinds_[k].durations = kinds_[k].starts + kMaxGpuFrameRows;
   }
-  // Room for a full frame up front: Add() never checks or grows.
-  for (uint32_t i = 0; i < kColumnCount; ++i) {
-    columns_[i].data.reset(new uint8_t[size_t{kMaxGpuFrameRows} * kMaxRowBytes[i]]);
-    columns_[i].end = columns_[i].data.get();
+  // Room for a full frame of each kind up front: AddOf() never checks or grows; kinds 1-7 with
+  // the columns they have (no kinds column: the rows are stored grouped by kind).
+  auto allocate = [](Column& column, uint32_t index) {
+    column.data.reset(new uint8_t[size_t{kMaxGpuFrameRows} * kMaxRowBytes[index]]);
+    column.end = column.data.get();
+  };
+  for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) {
+    for (uint32_t i = kPlaces; i < kColumnCount; ++i) {
+      if (GpuRowHasColumn(i, static_cast<GpuRowKind>(k))) allocate(columns_[k][i], i);
+    }
   }
 }
 
@@ -194,6 +217,12 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
       }
       const size_t listed = static_cast<size_t>(out - list);
       const size_t stored = 1 + VarintSize(exceptions) + listed;
+      if (exceptions == 0) {
+        payload.push_back(static_cast<char>(StreamMode::kConstant));
+        PutVarint(payload, size);
+        payload.push_back(static_cast<char>(choice.common));
+        return;
+      }
       if (listed <= most && stored * 4 < size) {
         payload.push_back(static_cast<char>(StreamMode::kSparse));
         PutVarint(payload, size);
@@ -255,39 +284,39 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
   PutFixed<uint64_t>(payload, base_ticks_);
   payload.push_back(static_cast<char>(start_width));
   payload.push_back(static_cast<char>(duration_width));
-  PutFixed<uint16_t>(payload, 0);
-  // The declarations and every column but the names, each behind its length, in one stream:
-  // mostly runs and repeats, which zstd finds in one pass as well as in seven, for one call's
-  // setup instead of seven.
+  PutFixed<uint16_t>(payload, kGpuFrameColumnsByKind);
+  for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) PutVarint(payload, kinds_[k].rows);
   stream_.clear();
-  PutVarint(stream_, VarintSize(name_count_) + names_.size() + VarintSize(config_count_) + configs_.size());
   PutVarint(stream_, name_count_);
   stream_.append(names_);
   PutVarint(stream_, config_count_);
   stream_.append(configs_);
-  for (uint32_t i = 0; i < kColumnCount; ++i) {
-    if (i == kNames) continue;
-    PutVarint(stream_, columns_[i].view().size());
-    stream_.append(columns_[i].view());
-  }
   put_stream(stream_, zstd_level);
-  put_stream(columns_[kNames].view(), zstd_level);
+  for (uint32_t i = kPlaces; i < kColumnCount; ++i) {
+    for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) {
+      if (kinds_[k].rows != 0 && GpuRowHasColumn(i, static_cast<GpuRowKind>(k))) {
+        put_stream(columns_[k][i].view(), zstd_level);
+      }
+    }
+  }
   put_planes(&KindBits::starts, start_width, &KindBits::starts_or, &KindBits::starts_and);
   put_planes(&KindBits::durations, duration_width, &KindBits::durations_or, &KindBits::durations_and);
 }
 
 void GpuActivityFrameEncoder::Clear() {
-  for (uint32_t i = 0; i < kColumnCount; ++i) columns_[i].end = columns_[i].data.get();
+  for (auto& kind_columns : columns_) {
+    for (Column& column : kind_columns) column.end = column.data.get();
+  }
   names_.clear();
   configs_.clear();
   name_count_ = config_count_ = rows_ = 0;
   base_ticks_ = 0;
   for (KindBits& bits : kinds_) {
     bits.rows = 0;
+    bits.previous_correlation = 0;
     bits.starts_or = bits.durations_or = 0;
     bits.starts_and = bits.durations_and = ~uint64_t{0};
   }
-  previous_correlation_ = 0;
   track_count_ = 0;
   if (++generation_ == 0) {
     // After 2^32 frames: entries of generation 0 would look current.
@@ -304,11 +333,16 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
   uint32_t row_count = 0;
   uint64_t base_ticks = 0;
   uint8_t start_width = 0, duration_width = 0;
-  uint16_t reserved = 0;
+  uint16_t flags = 0;
   if (!reader.ReadFixed(&row_count) || !reader.ReadFixed(&base_ticks) || !reader.ReadFixed(&start_width) ||
-      !reader.ReadFixed(&duration_width) || !reader.ReadFixed(&reserved)) {
+      !reader.ReadFixed(&duration_width) || !reader.ReadFixed(&flags)) {
     return DataLossError("GPU activity frame shorter than its prefix");
   }
+  if ((flags & ~kGpuFrameColumnsByKind) != 0) {
+    return DataLossError("GPU activity frame has unknown flags " + std::to_string(flags) +
+                         " (written by a newer stepscope: read it with that one)");
+  }
+  const bool by_kind = (flags & kGpuFrameColumnsByKind) != 0;
   if (row_count > kMaxGpuFrameRows) {
     return DataLossError("GPU activity frame claims " + std::to_string(row_count) + " rows (at most " +
                          std::to_string(kMaxGpuFrameRows) + ")");
@@ -404,13 +438,52 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
   static constexpr const char* kColumnNames[kColumnCount] = {
       "kinds", "places", "call names", "launch configurations ids", "correlations", "bytes", "callback ids",
       "device work names"};
-  std::string structure, declarations, columns[kColumnCount];
-  uint64_t most_structure = kMaxDeclarationBytes + 16;
-  for (uint32_t i = 0; i < kColumnCount; ++i) most_structure += uint64_t{row_count} * kMaxRowBytes[i] + 10;
-  STEPSCOPE_RETURN_IF_ERROR(read_stream(read_stream, "columns", UINT64_MAX, most_structure, structure, nullptr));
-  STEPSCOPE_RETURN_IF_ERROR(read_stream(read_stream, "names", UINT64_MAX, uint64_t{row_count} * kMaxRowBytes[kNames],
-                                        columns[kNames], nullptr));
-  {
+  // Each column by row kind; a frame in row order has them all at kind 0.
+  std::string declarations, columns[kMaxGpuRowKind + 1][kColumnCount];
+  std::string& kinds = columns[0][kKinds];
+  uint32_t rows_of_kind[kMaxGpuRowKind + 1] = {};
+  auto count_kinds = [&]() -> Status {
+    for (uint32_t i = 0; i < row_count; ++i) {
+      const auto kind = static_cast<uint8_t>(kinds[i]);
+      if (kind == 0 || kind > kMaxGpuRowKind) {
+        return DataLossError("GPU activity frame row " + std::to_string(i) + " has unknown kind " + std::to_string(kind));
+      }
+      ++rows_of_kind[kind];
+    }
+    return OkStatus();
+  };
+  if (by_kind) {
+    // The rows grouped by kind: their kinds column is made from the counts.
+    uint64_t counted = 0;
+    for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) {
+      uint64_t count = 0;
+      if (!reader.ReadVarint(&count) || count > row_count - counted) {
+        return DataLossError("GPU activity frame's kind counts are truncated or add up to more than its " +
+                             std::to_string(row_count) + " rows");
+      }
+      counted += count;
+      kinds.append(count, static_cast<char>(k));
+    }
+    if (counted != row_count) {
+      return DataLossError("GPU activity frame's kind counts add up to " + std::to_string(counted) + ", not its " +
+                           std::to_string(row_count) + " rows");
+    }
+    STEPSCOPE_RETURN_IF_ERROR(count_kinds());
+    STEPSCOPE_RETURN_IF_ERROR(read_stream(read_stream, "declarations", UINT64_MAX, kMaxDeclarationBytes, declarations, nullptr));
+    for (uint32_t i = kPlaces; i < kColumnCount; ++i) {
+      for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) {
+        if (rows_of_kind[k] == 0 || !GpuRowHasColumn(i, static_cast<GpuRowKind>(k))) continue;
+        STEPSCOPE_RETURN_IF_ERROR(read_stream(read_stream, kColumnNames[i], UINT64_MAX,
+                                              uint64_t{rows_of_kind[k]} * kMaxRowBytes[i], columns[k][i], nullptr));
+      }
+    }
+  } else {
+    std::string structure;
+    uint64_t most_structure = kMaxDeclarationBytes + 16;
+    for (uint32_t i = 0; i < kColumnCount; ++i) most_structure += uint64_t{row_count} * kMaxRowBytes[i] + 10;
+    STEPSCOPE_RETURN_IF_ERROR(read_stream(read_stream, "columns", UINT64_MAX, most_structure, structure, nullptr));
+    STEPSCOPE_RETURN_IF_ERROR(read_stream(read_stream, "names", UINT64_MAX, uint64_t{row_count} * kMaxRowBytes[kNames],
+                                          columns[0][kNames], nullptr));
     ByteReader parts(structure);
     auto part = [&](const char* what, uint64_t exact, uint64_t most, std::string& out) -> Status {
       uint64_t length = 0;
@@ -426,15 +499,16 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
     for (uint32_t i = 0; i < kColumnCount; ++i) {
       if (i == kNames) continue;
       STEPSCOPE_RETURN_IF_ERROR(part(kColumnNames[i], i == kKinds ? row_count : UINT64_MAX,
-                                     uint64_t{row_count} * kMaxRowBytes[i], columns[i]));
+                                     uint64_t{row_count} * kMaxRowBytes[i], columns[0][i]));
     }
     if (parts.remaining() != 0) return DataLossError("GPU activity frame columns have trailing bytes");
+    STEPSCOPE_RETURN_IF_ERROR(count_kinds());
   }
   std::vector<GpuActivityRow> rows(row_count);
   std::string plane;
   for (uint8_t p = 0; p < start_width + duration_width; ++p) {
     STEPSCOPE_RETURN_IF_ERROR(
-        read_stream(read_stream, p < start_width ? "starts" : "durations", row_count, row_count, plane, &columns[kKinds]));
+        read_stream(read_stream, p < start_width ? "starts" : "durations", row_count, row_count, plane, &kinds));
     const uint32_t shift = 8 * (p < start_width ? p : p - start_width);
     for (uint32_t i = 0; i < row_count; ++i) {
       uint64_t& value = p < start_width ? rows[i].start_ticks : rows[i].end_ticks;  // zigzag for now
@@ -483,42 +557,46 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
   }
   if (decl.remaining() != 0) return DataLossError("GPU activity frame declarations have trailing bytes");
 
-  ByteReader cols[kColumnCount] = {ByteReader(columns[0]), ByteReader(columns[1]), ByteReader(columns[2]),
-                                   ByteReader(columns[3]), ByteReader(columns[4]), ByteReader(columns[5]),
-                                   ByteReader(columns[6]), ByteReader(columns[7])};
-  auto read_u32 = [&](ByteReader& column, uint32_t* out) {
+  // A reader per column and kind (in a frame in row order, every kind reads kind 0's).
+  std::vector<ByteReader> readers;
+  readers.reserve(size_t{kMaxGpuRowKind + 1} * kColumnCount);
+  for (auto& kind_columns : columns) {
+    for (const std::string& column : kind_columns) readers.emplace_back(column);
+  }
+  auto column = [&](uint32_t index, GpuRowKind kind) -> ByteReader& {
+    return readers[size_t{by_kind ? static_cast<uint8_t>(kind) : 0u} * kColumnCount + index];
+  };
+  auto read_u32 = [&](ByteReader& from, uint32_t* out) {
     uint64_t value = 0;
-    if (!column.ReadVarint(&value) || value > UINT32_MAX) return false;
+    if (!from.ReadVarint(&value) || value > UINT32_MAX) return false;
     *out = static_cast<uint32_t>(value);
     return true;
   };
   std::unordered_map<uint32_t, uint64_t> previous_end;
   std::unordered_map<uint32_t, uint32_t> config_by_name;
-  int64_t correlation = 0;
+  int64_t correlations[kMaxGpuRowKind + 1] = {};  // the previous row's (of the kind, by kind)
   for (uint32_t i = 0; i < row_count; ++i) {
     GpuActivityRow& row = rows[i];
-    const auto kind = static_cast<uint8_t>(columns[kKinds][i]);
-    if (kind == 0 || kind > kMaxGpuRowKind) {
-      return DataLossError("GPU activity frame row " + std::to_string(i) + " has unknown kind " + std::to_string(kind));
-    }
-    row.kind = static_cast<GpuRowKind>(kind);
-    const bool placed = IsGpuDeviceRow(row.kind) ? read_u32(cols[kPlaces], &row.device) && read_u32(cols[kPlaces], &row.stream)
-                                                 : read_u32(cols[kPlaces], &row.thread_id);
+    row.kind = static_cast<GpuRowKind>(kinds[i]);  // known (count_kinds)
+    ByteReader& places = column(kPlaces, row.kind);
+    const bool placed = IsGpuDeviceRow(row.kind) ? read_u32(places, &row.device) && read_u32(places, &row.stream)
+                                                 : read_u32(places, &row.thread_id);
     if (!placed) return truncated("places");
-    if (!read_u32(cols[IsGpuDeviceRow(row.kind) ? kNames : kHostNames], &row.name_id)) return truncated("names");
+    if (!read_u32(column(IsGpuDeviceRow(row.kind) ? kNames : kHostNames, row.kind), &row.name_id)) return truncated("names");
     auto [end, inserted] = previous_end.emplace(GpuRowTrack(row), base_ticks);
     row.start_ticks = end->second + static_cast<uint64_t>(UnZigZag(row.start_ticks));
     row.end_ticks = row.start_ticks + static_cast<uint64_t>(UnZigZag(row.end_ticks));
     end->second = row.end_ticks;
     uint64_t delta = 0;
-    if (!cols[kCorrelations].ReadVarint(&delta)) return truncated("correlations");
+    if (!column(kCorrelations, row.kind).ReadVarint(&delta)) return truncated("correlations");
+    int64_t& correlation = correlations[by_kind ? static_cast<uint8_t>(row.kind) : 0];
     correlation += UnZigZag(delta);
     if (correlation < 0 || correlation > UINT32_MAX) return DataLossError("GPU activity frame correlation out of range");
     row.correlation = static_cast<uint32_t>(correlation);
     switch (row.kind) {
       case GpuRowKind::kKernel: {
         uint32_t code = 0;
-        if (!read_u32(cols[kConfigs], &code)) return truncated("launch configuration ids");
+        if (!read_u32(column(kConfigs, row.kind), &code)) return truncated("launch configuration ids");
         if (code == 0) {
           auto last = config_by_name.find(row.name_id);
           if (last == config_by_name.end()) {
@@ -534,20 +612,20 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
       }
       case GpuRowKind::kMemcpy:
       case GpuRowKind::kMemset:
-        if (!cols[kBytes].ReadVarint(&row.bytes)) return truncated("bytes");
+        if (!column(kBytes, row.kind).ReadVarint(&row.bytes)) return truncated("bytes");
         break;
       case GpuRowKind::kRuntimeApi:
       case GpuRowKind::kDriverApi:
-        if (!read_u32(cols[kCbids], &row.callback_id)) return truncated("callback ids");
+        if (!read_u32(column(kCbids, row.kind), &row.callback_id)) return truncated("callback ids");
         break;
       case GpuRowKind::kSync:
       case GpuRowKind::kOverhead:
         break;
     }
   }
-  for (uint32_t i = kPlaces; i < kColumnCount; ++i) {  // kinds were read by index
-    if (cols[i].remaining() != 0) {
-      return DataLossError(std::string("GPU activity frame has trailing bytes in its ") + kColumnNames[i]);
+  for (size_t r = 0; r < readers.size(); ++r) {
+    if (r % kColumnCount != kKinds && readers[r].remaining() != 0) {  // kinds were read by index
+      return DataLossError(std::string("GPU activity frame has trailing bytes in its ") + kColumnNames[r % kColumnCount]);
     }
   }
   for (auto& [id, text] : names) strings[id] = std::string(text);

@@ -2,50 +2,64 @@
 // buffer's device work and API calls, one row per activity record, in columns, appended to a GPU
 // stream's log with one write (docs/formats.md "GPU streams").
 //
-//   prefix   u32 row_count | u64 base_ticks | u8 start_width | u8 duration_width | u16 0
-//   streams  in this order, each {u8 mode, varint length, then by mode: 0 raw: the bytes;
-//            1 zstd: varint stored length, a zstd frame; 2 constant: the one byte every byte
-//            is; 3 by kind (start and duration planes only): for each row kind present in the
-//            frame, in increasing order, a stream of mode 0, 1, 2 or 4 holding that kind's
-//            rows' bytes in row order; 4 sparse: varint stored length, then the byte most are,
-//            varint n, n x {varint index - (the previous exception's index + 1, or 0), the
-//            byte there}}; modes 2-4 came later in version 2 (readers before them refuse
-//            them as an unknown mode):
-//     columns       each of these behind its varint length:
-//       declarations  varint n, n x {varint name id, varint length, bytes}: names first used
-//                     here; varint m, m x {varint config id, 6 x zigzag grid/block x|y|z,
-//                     varint registers per thread, varint shared memory bytes}: launch
-//                     configurations first used here
-//       kinds         u8 per row (GpuRowKind)
+//   prefix   u32 row_count | u64 base_ticks | u8 start_width | u8 duration_width | u16 flags
+//   streams  each {u8 mode, varint length, then by mode: 0 raw: the bytes; 1 zstd: varint
+//            stored length, a zstd frame; 2 constant: the one byte every byte is; 3 by kind
+//            (start and duration planes only): for each row kind present in the frame, in
+//            increasing order, a stream of mode 0, 1, 2 or 4 holding that kind's rows' bytes in
+//            row order; 4 sparse: varint stored length, then the byte most are, varint n,
+//            n x {varint index - (the previous exception's index + 1, or 0), the byte there}};
+//            modes 2-4 came later in version 2 (readers before them refuse them as an unknown
+//            mode). In this order, with flags = 1 (kGpuFrameColumnsByKind, what the encoder
+//            writes):
+//     kind counts   7 x varint (not a stream): the rows of each kind, kernels to overhead,
+//                   adding up to row_count. The rows are grouped by kind, in increasing kind
+//                   order, in the order the tracer met them within a kind; nothing depends on
+//                   how kinds were interleaved (each track is one kind's, and so is each delta)
+//     declarations  varint n, n x {varint name id, varint length, bytes}: names first used
+//                   here; varint m, m x {varint config id, 6 x zigzag grid/block x|y|z, varint
+//                   registers per thread, varint shared memory bytes}: launch configurations
+//                   first used here
+//     columns       in this order, each as one stream per row kind present in the frame whose
+//                   rows have it, in increasing kind order, holding those rows' values in row
+//                   order (GpuRowHasColumn):
 //       places        device work: varint device, varint stream; API calls and overhead:
 //                     varint thread (kGpuNoValue is a device or stream CUPTI did not say)
-//       call names    API calls and overhead: varint name id per row
+//       call names    API calls and overhead: varint name id
 //       configs       kernels: varint 0 = the launch configuration of this name's previous
 //                     kernel in this frame, else configuration id + 1
-//       correlations  zigzag varint: correlation - the previous row's (0 before the first)
+//       correlations  zigzag varint: correlation - the previous row's of the same kind (0
+//                     before the first)
 //       bytes         memcpy, memset: varint
 //       cbids         runtime and driver calls: varint CUPTI callback id
-//     names         device work: varint name id per row (names are the stream's string ids:
-//                   strings frames and the declarations of this and earlier frames share them)
+//       names         device work: varint name id (names are the stream's string ids: strings
+//                     frames and the declarations of this and earlier frames share them)
 //     starts        start_width byte planes (low byte first) of zigzag(start - the previous
 //                   row's end on the same track (store/gpu_tracks.h) in this frame, or -
 //                   base_ticks for the track's first row)
 //     durations     duration_width byte planes of zigzag(end - start)
+//   Frames with flags = 0 (written before the columns were split by kind) hold instead, after
+//   the prefix, one stream of the declarations and every column but the names, each behind its
+//   varint length (kinds: u8 per row, in the tracer's order; places, call names, configs,
+//   correlations - the previous row's whatever its kind -, bytes, cbids), then the names column
+//   as one stream, then the planes (mode 3's kinds are then those rows', in that order).
 //
-// Why so: device work's names and each byte plane of the times get a zstd frame (so entropy
-// tables) of their own, the mostly repetitive rest shares one; a stream that would not shrink
-// (the random low bytes of times) is stored raw, which costs no CPU; times in byte planes keep
-// their random low bytes apart from their predictable high ones; delta coding per track turns
-// back-to-back kernels into a constant gap; and a kernel's launch configuration, which repeats
-// per kernel name, costs nothing when it did. The planes are split by row kind (mode 3), since
-// kinds differ in what their times look like: a launch's duration is about constant (mode 2,
-// no pass at all), a queued kernel's start gap too but after a copy (mode 4, one pass), a
-// kernel's duration and a launch's gap random in their low bytes (raw); mixed in one plane,
-// each spoiled the others' and every plane went through zstd, which took most of the frame's
-// CPU (docs/benchmarks.md). Frames written before the split (modes 0 and 1 only) read as they
-// always did. Each frame decodes on its own but for its declarations: a name or configuration
-// declared in a frame that was lost reads as unknown in later frames (and is reported), never
-// as garbage. Decoding validates every field and never reads outside its input.
+// Why so: the kinds of rows differ in everything, and CUPTI hands them interleaved (a buffer
+// holds launches and, later, the kernels they queued); apart, each kind's column is about
+// constant (a launch's thread, a kernel's device and stream, mostly one callback id) or small
+// (correlations a few apart), where mixed in row order they took zstd 148 us a frame of a real
+// trace, and the interleaving itself, which nothing needs, 33 us and 1.2 KB (docs/benchmarks.md).
+// A stream that would not shrink (the random low bytes of times) is stored raw, which costs no
+// CPU; times in byte planes keep their random low bytes apart from their predictable high ones;
+// delta coding per track turns back-to-back kernels into a constant gap; and a kernel's launch
+// configuration, which repeats per kernel name, costs nothing when it did. The planes are split
+// by row kind (mode 3) for the same reason as the columns: a launch's duration is about
+// constant (mode 2, no pass at all), a queued kernel's start gap too but after a copy (mode 4,
+// one pass), a kernel's duration and a launch's gap random in their low bytes (raw). Frames
+// written before either split read as they always did. Each frame decodes on its own but for
+// its declarations: a name or configuration declared in a frame that was lost reads as unknown
+// in later frames (and is reported), never as garbage. Decoding validates every field and never
+// reads outside its input.
 //
 // Callers: GpuStreamWriter (encoder, on CUPTI's completion thread), the stream reader (decoder).
 // Threading: an encoder is used by one thread at a time.
@@ -131,6 +145,9 @@ inline uint32_t GpuRowTrack(const GpuActivityRow& row) {
 }
 
 inline constexpr size_t kGpuFramePrefixBytes = 16;
+// The prefix's flags: the rows grouped by kind, each column one stream per kind (else all in
+// row order).
+inline constexpr uint16_t kGpuFrameColumnsByKind = 1;
 // The most rows a frame holds: the encoder starts a new frame there, the decoder refuses more.
 inline constexpr uint32_t kMaxGpuFrameRows = 16384;
 // The most tracks one frame's delta state follows; a row on one more starts a new frame.
@@ -138,12 +155,28 @@ inline constexpr uint32_t kMaxGpuFrameTracks = 128;
 
 namespace gpu_frame_internal {
 
-// The varint columns in their order in the frame (after the declarations), with the most bytes
-// one row can put in each; the start and duration planes follow them.
+// The columns in their order in the frame (after the declarations), with the most bytes one
+// row can put in each; the start and duration planes follow them. The kinds column is in frames
+// in row order only.
 enum ColumnIndex : uint32_t {
   kKinds, kPlaces, kHostNames, kConfigs, kCorrelations, kBytes, kCbids, kNames, kColumnCount
 };
 inline constexpr uint32_t kMaxRowBytes[kColumnCount] = {1, 10, 5, 5, 10, 10, 5, 5};
+
+// Whether rows of `kind` have a value in `column` (all have a place and a correlation).
+constexpr bool GpuRowHasColumn(uint32_t column, GpuRowKind kind) {
+  switch (column) {
+    case kKinds:
+    case kPlaces:
+    case kCorrelations: return true;
+    case kHostNames: return !IsGpuDeviceRow(kind);
+    case kConfigs: return kind == GpuRowKind::kKernel;
+    case kBytes: return kind == GpuRowKind::kMemcpy || kind == GpuRowKind::kMemset;
+    case kCbids: return kind == GpuRowKind::kRuntimeApi || kind == GpuRowKind::kDriverApi;
+    case kNames: return IsGpuDeviceRow(kind);
+  }
+  return false;
+}
 
 inline void PutVarintRaw(uint8_t*& out, uint64_t value) {
   while (value >= 0x80) {
@@ -197,13 +230,14 @@ class GpuActivityFrameEncoder {
   uint32_t ConfigCode(uint32_t name_id, uint32_t config_id);
   void FollowName(uint32_t name_id);  // ConfigCode's table grown to hold `name_id`
 
-  std::unique_ptr<Column[]> columns_;
-  // Per row kind (the index; 0 unused): rows, their times (zigzag) in row order, kept apart by
-  // kind as Add() meets them since the frame stores each kind's planes apart, and every start
-  // and duration or'ed and and'ed, so a plane's width and whether a kind's bytes in a plane are
-  // all one are known without a pass over them.
+  // Per row kind (the index; 0 unused): the kind's rows' values of each column it has, kept
+  // apart as AddOf() meets them since the frame stores them apart; the rows, their times
+  // (zigzag) in row order, and every start and duration or'ed and and'ed, so a plane's width and
+  // whether a kind's bytes in a plane are all one are known without a pass over them.
+  Column columns_[kMaxGpuRowKind + 1][gpu_frame_internal::kColumnCount];
   struct KindBits {
     uint32_t rows = 0;
+    uint32_t previous_correlation = 0;
     uint64_t* starts = nullptr;     // kMaxGpuFrameRows each, in times_
     uint64_t* durations = nullptr;
     uint64_t starts_or = 0, starts_and = ~uint64_t{0};
@@ -222,7 +256,6 @@ class GpuActivityFrameEncoder {
   uint32_t config_count_ = 0;
   uint32_t rows_ = 0;
   uint64_t base_ticks_ = 0;
-  uint32_t previous_correlation_ = 0;
   // Open addressing, cleared per frame by bumping the generation.
   struct TrackSlot {
     uint32_t track = 0;
@@ -283,27 +316,23 @@ template <GpuRowKind kKind>
   bits.starts_and &= start;
   bits.durations_or |= duration;
   bits.durations_and &= duration;
-  const uint64_t correlation = ZigZag(int64_t{row.correlation} - int64_t{previous_correlation_});
-  previous_correlation_ = row.correlation;
+  const uint64_t correlation = ZigZag(int64_t{row.correlation} - int64_t{bits.previous_correlation});
+  bits.previous_correlation = row.correlation;
   uint32_t config_code = 0;
   if constexpr (kKind == GpuRowKind::kKernel) config_code = ConfigCode(row.name_id, row.config_id);
   ++rows_;
   // The bytes last, through local pointers: a byte store may alias anything, so each column's
   // end (and every member read after it) would be loaded again after every byte.
-  Column* c = columns_.get();
-  uint8_t* kinds = c[kKinds].end;
+  Column* c = columns_[static_cast<uint8_t>(kKind)];
   uint8_t* places = c[kPlaces].end;
   uint8_t* names = c[kDeviceWork ? kNames : kHostNames].end;
   uint8_t* correlations = c[kCorrelations].end;
-  *kinds++ = static_cast<uint8_t>(kKind);
   if constexpr (kDeviceWork) {
     PutVarintRaw(places, row.device);
     PutVarintRaw(places, row.stream);
   } else {
     PutVarintRaw(places, row.thread_id);
   }
-  // Device work's names (kernels: many, in no order) apart from the calls' (a few, repeating):
-  // zstd then codes the first as plain symbols and finds the runs in the second.
   PutVarintRaw(names, row.name_id);
   PutVarintRaw(correlations, correlation);
   if constexpr (kKind == GpuRowKind::kKernel) {
@@ -319,7 +348,6 @@ template <GpuRowKind kKind>
     PutVarintRaw(cbids, row.callback_id);
     c[kCbids].end = cbids;
   }
-  c[kKinds].end = kinds;
   c[kPlaces].end = places;
   c[kDeviceWork ? kNames : kHostNames].end = names;
   c[kCorrelations].end = correlations;

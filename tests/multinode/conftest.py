@@ -139,6 +139,37 @@ def start_node(cli, topology, out, job, index, master_port, extra_env, script_ar
                             text=True, env=env, start_new_session=True)
 
 
+def process_tree(root):
+    """`root` and every process descended from it, read from /proc (torchrun's workers run in
+    sessions of their own, so its process group is not all of a node)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        children.setdefault(parent, []).append(int(entry))
+    tree, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        tree.append(pid)
+        pending.extend(children.get(pid, []))
+    return tree
+
+
+def kill_node(process):
+    """SIGKILL to a node's launcher and everything under it, as when its machine dies."""
+    tree = process_tree(process.pid)
+    for pid in tree:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def finish(processes, timeout):
     results = {}
     deadline = time.monotonic() + timeout
@@ -180,7 +211,9 @@ def job(cli, topology, tmp_path_factory):
 @pytest.fixture(scope="session")
 def lost_node_job(cli, topology, tmp_path_factory):
     """node1 (launcher, torchrun and its ranks) is killed once its ranks train; node0's ranks then
-    fail on the lost peer and its launcher ends the node."""
+    fail on the lost peer and its launcher ends the node. Were node1's ranks left alive (they run
+    in sessions of their own), they would finish training and node0's torchrun would wait out its
+    300 s exit barrier for node1's dead agent."""
     out = tmp_path_factory.mktemp("multinode-lost")
     port = 29000 + random.randrange(2000)
     # 40 epochs of 30 ms steps on rank 3: ~20 s of training, killed ~6 s in.
@@ -199,7 +232,7 @@ def lost_node_job(cli, topology, tmp_path_factory):
             break
         time.sleep(0.5)
     killed_at_ns = time.time_ns()
-    os.killpg(processes[NODES[1]].pid, signal.SIGKILL)
+    kill_node(processes[NODES[1]])
     run = MultiNodeJob(cli, out / "lost", finish(processes, 600), topology)
     run.killed_at_ns = killed_at_ns
     return run

@@ -67,7 +67,7 @@ struct Metric {
   std::string name;
   bool rate = false;  // computed between polls: absent from the first poll
   const char* sm_type = nullptr;
-  std::string sm_name;
+  std::string sm_name = {};
   const char* sm_dimension = "";
 };
 

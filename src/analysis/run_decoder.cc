@@ -132,7 +132,10 @@ Status RunDecoder::PollNodes() {
                               [&](const RecordedNode& node) { return node.directory == found.path; });
     size_t index = static_cast<size_t>(known - nodes_.begin());
     if (known == nodes_.end()) {
-      nodes_.push_back(RecordedNode{found.name, found.path, false, {}});
+      RecordedNode added;
+      added.name = found.name;
+      added.directory = found.path;
+      nodes_.push_back(std::move(added));
       node_final_.push_back(false);
     } else if (node_final_[index]) {
       continue;  // its launcher wrote its last word

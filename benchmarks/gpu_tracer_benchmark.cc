@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -169,7 +170,10 @@ Workload MakeTraceWorkload(const std::string& path, size_t count) {
   auto read = analysis::ReadTraceFile(path, 0);
   if (!read.ok()) fail(read.status().message() + "; give a PyTorch profiler trace (.json or .json.gz)");
   const std::string& text = read->bytes;
-  const nlohmann::json trace = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Times are µs with three decimals since the epoch: 19 digits, more than a double holds (it
+  // would round them to 256 ns); a long double's 64-bit mantissa keeps every nanosecond.
+  using PreciseJson = nlohmann::basic_json<std::map, std::vector, std::string, bool, int64_t, uint64_t, long double>;
+  const PreciseJson trace = PreciseJson::parse(text, nullptr, /*allow_exceptions=*/false);
   if (trace.is_discarded() || !trace.contains("traceEvents")) fail("is not a PyTorch profiler trace");
   Workload w;
   std::map<std::string, const char*> interned;  // name -> its stable copy in w.names
@@ -178,12 +182,12 @@ Workload MakeTraceWorkload(const std::string& path, size_t count) {
     if (inserted) it->second = w.names.emplace_back(name).c_str();
     return it->second;
   };
-  auto ns = [](const nlohmann::json& value) { return static_cast<uint64_t>(std::llround(value.get<double>() * 1000.0)); };
+  auto ns = [](const PreciseJson& value) { return static_cast<uint64_t>(std::llroundl(value.get<long double>() * 1000.0L)); };
   std::vector<GpuActivityRecord> device, calls;
-  for (const nlohmann::json& event : trace["traceEvents"]) {
+  for (const PreciseJson& event : trace["traceEvents"]) {
     if (!event.is_object() || event.value("ph", "") != "X" || !event.contains("ts") || !event.contains("dur")) continue;
     const std::string category = event.value("cat", "");
-    const nlohmann::json args = event.value("args", nlohmann::json::object());
+    const PreciseJson args = event.value("args", PreciseJson::object());
     GpuActivityRecord r;
     r.start_ns = ns(event["ts"]);
     r.end_ns = r.start_ns + ns(event["dur"]);
@@ -195,7 +199,7 @@ Workload MakeTraceWorkload(const std::string& path, size_t count) {
       if (category == "kernel") {
         r.kind = GpuActivityKind::kKernel;
         r.name = intern(event.value("name", ""));
-        const nlohmann::json grid = args.value("grid", nlohmann::json::array()), block = args.value("block", nlohmann::json::array());
+        const PreciseJson grid = args.value("grid", PreciseJson::array()), block = args.value("block", PreciseJson::array());
         for (int d = 0; d < 3 && d < static_cast<int>(grid.size()); ++d) r.grid[d] = grid[d].get<int32_t>();
         for (int d = 0; d < 3 && d < static_cast<int>(block.size()); ++d) r.block[d] = block[d].get<int32_t>();
         r.registers_per_thread = args.value("registers per thread", uint16_t{0});

@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -38,8 +39,9 @@ uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width
 //           bytes or more: a training step's kernels come in the same order every step, and
 //           copies' places and sizes cycle), which zstd's matches shrink whatever the bytes'
 //           spread; or skewed enough to save a quarter and 128 bytes or more, judged by the
-//           strided sample's collision entropy, a lower bound of what an entropy coder could
-//           reach: 6 bits a byte or less (the high bytes of times);
+//           strided sample's entropy: 6 bits a byte or less (the high bytes of times). Not by
+//           its collision entropy, which a few frequent values pull down: a real trace's kernel
+//           durations read 5.6 bits by it, 7.1 by their entropy, and zstd saved 8 % in 12 us;
 //   raw     the rest (the random low bytes of times, a frame's few copies' times): nothing
 //           worth a pass of zstd, which saved 8 % of a real trace's launch gaps in 18 us.
 struct StreamChoice {
@@ -63,12 +65,19 @@ StreamChoice ChooseStream(std::string_view bytes) {
     ++counts[1][static_cast<uint8_t>(bytes[i + stride])];
   }
   if (i < bytes.size()) ++counts[0][static_cast<uint8_t>(bytes[i])], ++sampled;
+  // count * log2(count) for every count a sample of kSamples + 1 can have: the entropy without a
+  // logarithm per value.
+  static const auto kCountLog2 = [] {
+    std::array<double, 2 * kSamples + 2> table{};
+    for (size_t n = 1; n < table.size(); ++n) table[n] = double(n) * std::log2(double(n));
+    return table;
+  }();
   uint32_t most = 0;
   uint8_t common = 0;
-  uint64_t collisions = 0;  // ordered pairs of sampled bytes that are equal
+  double sum_count_log2 = 0;
   for (uint32_t value = 0; value < 256; ++value) {
     const uint32_t count = uint32_t{counts[0][value]} + counts[1][value];
-    collisions += count * (count - (count != 0));
+    sum_count_log2 += kCountLog2[count];
     if (count > most) most = count, common = static_cast<uint8_t>(value);
   }
   if (uint64_t{most} * 10 >= sampled * 9) return {StreamChoice::kSparse, common};
@@ -84,8 +93,9 @@ StreamChoice ChooseStream(std::string_view bytes) {
     followed_by[window[j]] = window[j + 1];
   }
   if (repeated * 10 >= (run - 1) * 4) return {StreamChoice::kZstd, 0};
-  if (collisions == 0) return {};
-  const double bits = std::log2(double(sampled) * double(sampled - 1) / double(collisions));
+  // The sample's entropy, bits a byte: about what zstd's order-0 coding reaches (a sample of 256
+  // reads a little low where the bytes are spread, which the bar of 6 bits allows for).
+  const double bits = std::log2(double(sampled)) - sum_count_log2 / double(sampled);
   const double saved = double(bytes.size()) * (1.0 - bits / 8.0);
   if (bits > kMostBitsForZstd || saved < kLeastSavedForZstd) return {};
   return {StreamChoice::kZstd, 0};

@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -170,6 +171,36 @@ def kill_node(process):
             pass
 
 
+class WatchedOutput:
+    """A process's stdout and stderr read as they come (so a test can wait for a line), kept for
+    describe()."""
+
+    def __init__(self, process, marker):
+        self.process = process
+        self.out, self.err = [], []
+        self.seen = threading.Event()
+        self.threads = [threading.Thread(target=self._read, args=(process.stdout, self.out, marker), daemon=True),
+                        threading.Thread(target=self._read, args=(process.stderr, self.err, None), daemon=True)]
+        for thread in self.threads:
+            thread.start()
+
+    def _read(self, stream, lines, marker):
+        for line in stream:
+            lines.append(line)
+            if marker is not None and marker in line:
+                self.seen.set()
+
+    def result(self, timeout):
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        return (self.process.returncode, "".join(self.out), "".join(self.err))
+
+
 def finish(processes, timeout):
     results = {}
     deadline = time.monotonic() + timeout
@@ -216,23 +247,22 @@ def lost_node_job(cli, topology, tmp_path_factory):
     300 s exit barrier for node1's dead agent."""
     out = tmp_path_factory.mktemp("multinode-lost")
     port = 29000 + random.randrange(2000)
-    # 40 epochs of 30 ms steps on rank 3: ~20 s of training, killed ~6 s in.
+    # 40 epochs of 15 steps, 30 ms each on rank 3: ~20 s of training, killed two epochs in.
     longer = ["--epochs", "40", "--slow-rank", str(SLOW_RANK), "--slow-ms", str(SLOW_MS)]
     processes = {NODES[0]: start_node(cli, topology, out, "lost", 0, port, {}, longer),
                  NODES[1]: start_node(cli, topology, out, "lost", 1, port, {}, longer)}
-    node1_dir = out / "lost" / NODES[1]
+    # Killed once every rank trained two epochs: rank 0 (node0) prints each epoch's loss, and DDP
+    # keeps the ranks in step. Waiting a fixed time after the ranks started was too short on a
+    # loaded machine (nothing recorded yet).
+    node0 = WatchedOutput(processes[NODES[0]], "epoch 1: loss")
     deadline = time.monotonic() + 300
-    # Killed once node1's ranks recorded steps: a stream of a rank exists and the run is readable.
-    while time.monotonic() < deadline:
-        if processes[NODES[1]].poll() is not None:
+    while time.monotonic() < deadline and not node0.seen.wait(0.5):
+        if processes[NODES[1]].poll() is not None or processes[NODES[0]].poll() is not None:
             break
-        streams = [name for name in os.listdir(node1_dir)] if node1_dir.exists() else []
-        if sum(name.startswith("proc-") for name in streams) >= 3:
-            time.sleep(6)  # a few seconds of training
-            break
-        time.sleep(0.5)
     killed_at_ns = time.time_ns()
     kill_node(processes[NODES[1]])
-    run = MultiNodeJob(cli, out / "lost", finish(processes, 600), topology)
+    outputs = finish({NODES[1]: processes[NODES[1]]}, 600)
+    outputs[NODES[0]] = node0.result(600)
+    run = MultiNodeJob(cli, out / "lost", {node: outputs[node] for node in NODES}, topology)
     run.killed_at_ns = killed_at_ns
     return run

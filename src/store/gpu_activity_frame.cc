@@ -324,6 +324,7 @@ void GpuActivityFrameEncoder::Clear() {
   for (KindBits& bits : kinds_) {
     bits.rows = 0;
     bits.previous_correlation = 0;
+    bits.previous_place = bits.previous_stream = bits.previous_call_name = bits.previous_cbid = kNoPrevious;
     bits.starts_or = bits.durations_or = 0;
     bits.starts_and = bits.durations_and = ~uint64_t{0};
   }
@@ -582,6 +583,24 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
     *out = static_cast<uint32_t>(value);
     return true;
   };
+  // Repeat codes (frames by kind only): the previous value of the kind's row, per column.
+  struct Previous {
+    uint64_t place = kNoPrevious, stream = kNoPrevious, call_name = kNoPrevious, cbid = kNoPrevious;
+  };
+  Previous previous_of[kMaxGpuRowKind + 1];
+  auto read_coded = [&](ByteReader& from, uint64_t& previous, uint32_t* out) {
+    if (!by_kind) return read_u32(from, out);
+    uint64_t code = 0;
+    if (!from.ReadVarint(&code) || code > uint64_t{UINT32_MAX} + 1) return false;
+    if (code == 0) {
+      if (previous == kNoPrevious) return false;
+      *out = static_cast<uint32_t>(previous);
+    } else {
+      *out = static_cast<uint32_t>(code - 1);
+      previous = *out;
+    }
+    return true;
+  };
   std::unordered_map<uint32_t, uint64_t> previous_end;
   std::unordered_map<uint32_t, uint32_t> config_by_name;
   int64_t correlations[kMaxGpuRowKind + 1] = {};  // the previous row's (of the kind, by kind)
@@ -589,10 +608,14 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
     GpuActivityRow& row = rows[i];
     row.kind = static_cast<GpuRowKind>(kinds[i]);  // known (count_kinds)
     ByteReader& places = column(kPlaces, row.kind);
-    const bool placed = IsGpuDeviceRow(row.kind) ? read_u32(places, &row.device) && read_u32(places, &row.stream)
-                                                 : read_u32(places, &row.thread_id);
-    if (!placed) return truncated("places");
-    if (!read_u32(column(IsGpuDeviceRow(row.kind) ? kNames : kHostNames, row.kind), &row.name_id)) return truncated("names");
+    Previous& previous = previous_of[by_kind ? static_cast<uint8_t>(row.kind) : 0];
+    const bool placed = IsGpuDeviceRow(row.kind)
+                            ? read_coded(places, previous.place, &row.device) && read_coded(places, previous.stream, &row.stream)
+                            : read_coded(places, previous.place, &row.thread_id);
+    if (!placed) return truncated("places or repeats a place before any");
+    const bool named = IsGpuDeviceRow(row.kind) ? read_u32(column(kNames, row.kind), &row.name_id)
+                                                : read_coded(column(kHostNames, row.kind), previous.call_name, &row.name_id);
+    if (!named) return truncated("names or repeats a call name before any");
     auto [end, inserted] = previous_end.emplace(GpuRowTrack(row), base_ticks);
     row.start_ticks = end->second + static_cast<uint64_t>(UnZigZag(row.start_ticks));
     row.end_ticks = row.start_ticks + static_cast<uint64_t>(UnZigZag(row.end_ticks));
@@ -626,7 +649,9 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
         break;
       case GpuRowKind::kRuntimeApi:
       case GpuRowKind::kDriverApi:
-        if (!read_u32(column(kCbids, row.kind), &row.callback_id)) return truncated("callback ids");
+        if (!read_coded(column(kCbids, row.kind), previous.cbid, &row.callback_id)) {
+          return truncated("callback ids or repeats one before any");
+        }
         break;
       case GpuRowKind::kSync:
       case GpuRowKind::kOverhead:

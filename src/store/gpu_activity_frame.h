@@ -23,17 +23,21 @@
 //     columns       in this order, each as one stream per row kind present in the frame whose
 //                   rows have it, in increasing kind order, holding those rows' values in row
 //                   order (GpuRowHasColumn):
-//       places        device work: varint device, varint stream; API calls and overhead:
-//                     varint thread (kGpuNoValue is a device or stream CUPTI did not say)
-//       call names    API calls and overhead: varint name id
+//       places        device work: device, stream; API calls and overhead: thread (each a
+//                     repeat code; kGpuNoValue is a device or stream CUPTI did not say)
+//       call names    API calls and overhead: repeat code of the name id
 //       configs       kernels: varint 0 = the launch configuration of this name's previous
 //                     kernel in this frame, else configuration id + 1
 //       correlations  zigzag varint: correlation - the previous row's of the same kind (0
 //                     before the first)
 //       bytes         memcpy, memset: varint
-//       cbids         runtime and driver calls: varint CUPTI callback id
+//       cbids         runtime and driver calls: repeat code of CUPTI's callback id
 //       names         device work: varint name id (names are the stream's string ids: strings
 //                     frames and the declarations of this and earlier frames share them)
+//                   A repeat code is varint 0 where the value is the previous row's of the
+//                   kind in this frame, else varint value + 1: a kind's thread, device and
+//                   stream, call name and callback id seldom change from row to row, and their
+//                   codes are then one byte value, a constant or sparse stream
 //     starts        start_width byte planes (low byte first) of zigzag(start - the previous
 //                   row's end on the same track (store/gpu_tracks.h) in this frame, or -
 //                   base_ticks for the track's first row)
@@ -41,14 +45,16 @@
 //   Frames with flags = 0 (written before the columns were split by kind) hold instead, after
 //   the prefix, one stream of the declarations and every column but the names, each behind its
 //   varint length (kinds: u8 per row, in the tracer's order; places, call names, configs,
-//   correlations - the previous row's whatever its kind -, bytes, cbids), then the names column
-//   as one stream, then the planes (mode 3's kinds are then those rows', in that order).
+//   correlations - the previous row's whatever its kind -, bytes, cbids, all plain varints), then
+//   the names column as one stream, then the planes (mode 3's kinds are then those rows', in
+//   that order).
 //
 // Why so: the kinds of rows differ in everything, and CUPTI hands them interleaved (a buffer
 // holds launches and, later, the kernels they queued); apart, each kind's column is about
-// constant (a launch's thread, a kernel's device and stream, mostly one callback id) or small
-// (correlations a few apart), where mixed in row order they took zstd 148 us a frame of a real
-// trace, and the interleaving itself, which nothing needs, 33 us and 1.2 KB (docs/benchmarks.md).
+// constant (a launch's thread, a kernel's device and stream, mostly one callback id: as repeat
+// codes one byte value, stored in a few bytes without zstd) or small (correlations a few apart),
+// where mixed in row order they took zstd 148 us a frame of a real trace, and the interleaving
+// itself, which nothing needs, 33 us and 1.2 KB (docs/benchmarks.md).
 // A stream that would not shrink (the random low bytes of times) is stored raw, which costs no
 // CPU; times in byte planes keep their random low bytes apart from their predictable high ones;
 // delta coding per track turns back-to-back kernels into a constant gap; and a kernel's launch
@@ -186,6 +192,15 @@ inline void PutVarintRaw(uint8_t*& out, uint64_t value) {
   *out++ = static_cast<uint8_t>(value);
 }
 
+// A repeat code (see the frame's layout): 0 for the previous value, else value + 1. `previous`
+// starts each frame at kNoPrevious, which no 32-bit value is.
+inline constexpr uint64_t kNoPrevious = ~uint64_t{0};
+inline uint64_t RepeatCode(uint32_t value, uint64_t& previous) {
+  const uint64_t code = value == previous ? 0 : uint64_t{value} + 1;
+  previous = value;
+  return code;
+}
+
 }  // namespace gpu_frame_internal
 
 // Builds one frame. Hot path: AddOf() appends to preallocated columns (no allocation, no hashing
@@ -238,6 +253,9 @@ class GpuActivityFrameEncoder {
   struct KindBits {
     uint32_t rows = 0;
     uint32_t previous_correlation = 0;
+    // The previous row's values behind repeat codes: device or thread, stream, call name, cbid.
+    uint64_t previous_place = gpu_frame_internal::kNoPrevious, previous_stream = gpu_frame_internal::kNoPrevious;
+    uint64_t previous_call_name = gpu_frame_internal::kNoPrevious, previous_cbid = gpu_frame_internal::kNoPrevious;
     uint64_t* starts = nullptr;     // kMaxGpuFrameRows each, in times_
     uint64_t* durations = nullptr;
     uint64_t starts_or = 0, starts_and = ~uint64_t{0};
@@ -328,12 +346,13 @@ template <GpuRowKind kKind>
   uint8_t* names = c[kDeviceWork ? kNames : kHostNames].end;
   uint8_t* correlations = c[kCorrelations].end;
   if constexpr (kDeviceWork) {
-    PutVarintRaw(places, row.device);
-    PutVarintRaw(places, row.stream);
+    PutVarintRaw(places, RepeatCode(row.device, bits.previous_place));
+    PutVarintRaw(places, RepeatCode(row.stream, bits.previous_stream));
+    PutVarintRaw(names, row.name_id);
   } else {
-    PutVarintRaw(places, row.thread_id);
+    PutVarintRaw(places, RepeatCode(row.thread_id, bits.previous_place));
+    PutVarintRaw(names, RepeatCode(row.name_id, bits.previous_call_name));
   }
-  PutVarintRaw(names, row.name_id);
   PutVarintRaw(correlations, correlation);
   if constexpr (kKind == GpuRowKind::kKernel) {
     uint8_t* configs = c[kConfigs].end;
@@ -345,7 +364,7 @@ template <GpuRowKind kKind>
     c[kBytes].end = bytes;
   } else if constexpr (kKind == GpuRowKind::kRuntimeApi || kKind == GpuRowKind::kDriverApi) {
     uint8_t* cbids = c[kCbids].end;
-    PutVarintRaw(cbids, row.callback_id);
+    PutVarintRaw(cbids, RepeatCode(row.callback_id, bits.previous_cbid));
     c[kCbids].end = cbids;
   }
   c[kPlaces].end = places;

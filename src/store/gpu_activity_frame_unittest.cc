@@ -276,6 +276,23 @@ TEST(GpuActivityFrameTest, KindCountsThatDoNotAddUpAndUnknownFlagsAreRefused) {
   EXPECT_TRUE(configs.empty());
 }
 
+TEST(GpuActivityFrameTest, ARepeatCodeWithNothingBeforeItIsDataLoss) {
+  // One kernel on device 0, stream 7: its places stream is raw, {mode 0, 2 bytes, device + 1,
+  // stream + 1}; a 0 for the device would repeat a device no row had.
+  const std::string payload = Encode({Row(GpuRowKind::kKernel, 5'000, 45'000, 2, 1)});
+  const std::string places("\x00\x02\x01\x08", 4);
+  const size_t at = payload.find(places);
+  ASSERT_NE(at, std::string::npos);
+  std::string repeated = payload;
+  repeated[at + 2] = 0;
+  std::unordered_map<uint32_t, std::string> strings;
+  std::unordered_map<uint32_t, GpuLaunchConfig> configs;
+  auto decoded = DecodeGpuActivityFrame(repeated, strings, configs);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.status().message().find("repeats a place before any"), std::string::npos) << decoded.status().message();
+  EXPECT_TRUE(strings.empty());
+}
+
 TEST(GpuActivityFrameTest, EachKindsColumnsAreStoredApartSoOneThatHardlyChangesCostsNothing) {
   // Launches and the kernels they queued, interleaved as CUPTI hands them, a few other calls'
   // correlation ids between them: per kind, the places, names and callback ids are one value

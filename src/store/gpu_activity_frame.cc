@@ -65,8 +65,8 @@ StreamChoice ChooseStream(std::string_view bytes) {
     ++counts[1][static_cast<uint8_t>(bytes[i + stride])];
   }
   if (i < bytes.size()) ++counts[0][static_cast<uint8_t>(bytes[i])], ++sampled;
-  // count * log2(count) for every count a sample of kSamples + 1 can have: the entropy without a
-  // logarithm per value.
+  // count * log2(count) for every count a sample can have (at most 2 * kSamples - 1 bytes): the
+  // entropy without a logarithm per value.
   static const auto kCountLog2 = [] {
     std::array<double, 2 * kSamples + 2> table{};
     for (size_t n = 1; n < table.size(); ++n) table[n] = double(n) * std::log2(double(n));
@@ -143,11 +143,6 @@ void CutBytePlanes(const uint64_t* values, uint32_t count, uint32_t width, uint8
 GpuActivityFrameEncoder::GpuActivityFrameEncoder()
     : times_(new uint64_t[2 * size_t{kMaxGpuRowKind + 1} * kMaxGpuFrameRows]),
       planes_(new uint8_t[8 * size_t{kMaxGpuFrameRows}]) {
-  // A kind's times may take every row of a frame; pages no kind uses are never touched.
-  for (uint32_t k = 0; k <= kMaxGpuRowKind; ++k) {
-    kinds_[k].starts = times_.get() + 2 * size_t{k} * kMaxGpuFrameRows;
-    kinds_[k].durations = kinds_[k].starts + kMaxGpuFrameRows;
-  }
   // Room for a full frame of each kind up front: AddOf() never checks or grows; kinds 1-7 with
   // the columns they have (no kinds column: the rows are stored grouped by kind).
   auto allocate = [](Column& column, uint32_t index) {
@@ -260,12 +255,12 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
   // Where each kind's rows begin among the rows grouped by kind (kinds in increasing order).
   uint32_t group_begin[kMaxGpuRowKind + 2] = {};
   for (uint32_t k = 0; k <= kMaxGpuRowKind; ++k) group_begin[k + 1] = group_begin[k] + kinds_[k].rows;
-  auto put_planes = [&](uint64_t* KindBits::*values, uint8_t width, uint64_t KindBits::*all_or,
+  auto put_planes = [&](uint32_t durations, uint8_t width, uint64_t KindBits::*all_or,
                         uint64_t KindBits::*all_and) {
     // Every kind's planes are cut first, all of them in one pass over its times.
     for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) {
       const KindBits& bits = kinds_[k];
-      if (bits.rows != 0) CutBytePlanes(bits.*values, bits.rows, width, planes_.get() + group_begin[k]);
+      if (bits.rows != 0) CutBytePlanes(Times(k, durations), bits.rows, width, planes_.get() + group_begin[k]);
     }
     for (uint32_t plane = 0; plane < width; ++plane) {
       const uint32_t shift = 8 * plane;
@@ -309,8 +304,8 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
       }
     }
   }
-  put_planes(&KindBits::starts, start_width, &KindBits::starts_or, &KindBits::starts_and);
-  put_planes(&KindBits::durations, duration_width, &KindBits::durations_or, &KindBits::durations_and);
+  put_planes(0, start_width, &KindBits::starts_or, &KindBits::starts_and);
+  put_planes(1, duration_width, &KindBits::durations_or, &KindBits::durations_and);
 }
 
 void GpuActivityFrameEncoder::Clear() {
@@ -321,13 +316,7 @@ void GpuActivityFrameEncoder::Clear() {
   configs_.clear();
   name_count_ = config_count_ = rows_ = 0;
   base_ticks_ = 0;
-  for (KindBits& bits : kinds_) {
-    bits.rows = 0;
-    bits.previous_correlation = 0;
-    bits.previous_place = bits.previous_stream = bits.previous_call_name = bits.previous_cbid = kNoPrevious;
-    bits.starts_or = bits.durations_or = 0;
-    bits.starts_and = bits.durations_and = ~uint64_t{0};
-  }
+  for (KindBits& bits : kinds_) bits = KindBits();
   track_count_ = 0;
   if (++generation_ == 0) {
     // After 2^32 frames: entries of generation 0 would look current.
@@ -452,19 +441,9 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
   // Each column by row kind; a frame in row order has them all at kind 0.
   std::string declarations, columns[kMaxGpuRowKind + 1][kColumnCount];
   std::string& kinds = columns[0][kKinds];
-  uint32_t rows_of_kind[kMaxGpuRowKind + 1] = {};
-  auto count_kinds = [&]() -> Status {
-    for (uint32_t i = 0; i < row_count; ++i) {
-      const auto kind = static_cast<uint8_t>(kinds[i]);
-      if (kind == 0 || kind > kMaxGpuRowKind) {
-        return DataLossError("GPU activity frame row " + std::to_string(i) + " has unknown kind " + std::to_string(kind));
-      }
-      ++rows_of_kind[kind];
-    }
-    return OkStatus();
-  };
   if (by_kind) {
     // The rows grouped by kind: their kinds column is made from the counts.
+    uint32_t rows_of_kind[kMaxGpuRowKind + 1] = {};
     uint64_t counted = 0;
     for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) {
       uint64_t count = 0;
@@ -473,13 +452,13 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
                              std::to_string(row_count) + " rows");
       }
       counted += count;
+      rows_of_kind[k] = static_cast<uint32_t>(count);
       kinds.append(count, static_cast<char>(k));
     }
     if (counted != row_count) {
       return DataLossError("GPU activity frame's kind counts add up to " + std::to_string(counted) + ", not its " +
                            std::to_string(row_count) + " rows");
     }
-    STEPSCOPE_RETURN_IF_ERROR(count_kinds());
     STEPSCOPE_RETURN_IF_ERROR(read_stream(read_stream, "declarations", UINT64_MAX, kMaxDeclarationBytes, declarations, nullptr));
     for (uint32_t i = kPlaces; i < kColumnCount; ++i) {
       for (uint32_t k = 1; k <= kMaxGpuRowKind; ++k) {
@@ -513,7 +492,12 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
                                      uint64_t{row_count} * kMaxRowBytes[i], columns[0][i]));
     }
     if (parts.remaining() != 0) return DataLossError("GPU activity frame columns have trailing bytes");
-    STEPSCOPE_RETURN_IF_ERROR(count_kinds());
+    for (uint32_t i = 0; i < row_count; ++i) {
+      const auto kind = static_cast<uint8_t>(kinds[i]);
+      if (kind == 0 || kind > kMaxGpuRowKind) {
+        return DataLossError("GPU activity frame row " + std::to_string(i) + " has unknown kind " + std::to_string(kind));
+      }
+    }
   }
   std::vector<GpuActivityRow> rows(row_count);
   std::string plane;
@@ -606,7 +590,7 @@ StatusOr<std::vector<GpuActivityRow>> DecodeGpuActivityFrame(std::string_view pa
   int64_t correlations[kMaxGpuRowKind + 1] = {};  // the previous row's (of the kind, by kind)
   for (uint32_t i = 0; i < row_count; ++i) {
     GpuActivityRow& row = rows[i];
-    row.kind = static_cast<GpuRowKind>(kinds[i]);  // known (count_kinds)
+    row.kind = static_cast<GpuRowKind>(kinds[i]);  // known: made from the counts, or checked
     ByteReader& places = column(kPlaces, row.kind);
     Previous& previous = previous_of[by_kind ? static_cast<uint8_t>(row.kind) : 0];
     const bool placed = IsGpuDeviceRow(row.kind)

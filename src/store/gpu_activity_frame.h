@@ -256,12 +256,15 @@ class GpuActivityFrameEncoder {
     // The previous row's values behind repeat codes: device or thread, stream, call name, cbid.
     uint64_t previous_place = gpu_frame_internal::kNoPrevious, previous_stream = gpu_frame_internal::kNoPrevious;
     uint64_t previous_call_name = gpu_frame_internal::kNoPrevious, previous_cbid = gpu_frame_internal::kNoPrevious;
-    uint64_t* starts = nullptr;     // kMaxGpuFrameRows each, in times_
-    uint64_t* durations = nullptr;
     uint64_t starts_or = 0, starts_and = ~uint64_t{0};
     uint64_t durations_or = 0, durations_and = ~uint64_t{0};
   };
+  // Every kind's starts, then its durations, kMaxGpuFrameRows each (pages no kind uses are never
+  // touched): Times(kind, 0) and Times(kind, 1).
   std::unique_ptr<uint64_t[]> times_;
+  uint64_t* Times(uint32_t kind, uint32_t durations) const {
+    return times_.get() + (2 * size_t{kind} + durations) * kMaxGpuFrameRows;
+  }
   // Finish's scratch: byte plane p of the times, kind after kind, at p * kMaxGpuFrameRows.
   std::unique_ptr<uint8_t[]> planes_;
   KindBits kinds_[kMaxGpuRowKind + 1];
@@ -327,8 +330,8 @@ template <GpuRowKind kKind>
   const uint64_t duration = ZigZag(static_cast<int64_t>(row.end_ticks - row.start_ticks));
   previous_end = row.end_ticks;
   KindBits& bits = kinds_[static_cast<uint8_t>(kKind)];
-  bits.starts[bits.rows] = start;
-  bits.durations[bits.rows] = duration;
+  Times(static_cast<uint8_t>(kKind), 0)[bits.rows] = start;
+  Times(static_cast<uint8_t>(kKind), 1)[bits.rows] = duration;
   ++bits.rows;
   bits.starts_or |= start;
   bits.starts_and &= start;

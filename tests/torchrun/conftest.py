@@ -34,11 +34,12 @@ RANKS = 2
 EXAMPLE_ARGS = ["--epochs", "3", "--samples", "480", "--batch-size", "16"]
 STEPS_PER_RANK = 45
 SLOW_RANK = 1
-# Rank 1 sleeps 30 ms in each step: many times the few ms a step of the tiny model takes here,
-# so the slowdown stands out whatever else the machine is doing.
-SLOW_MS = 30
+# Rank 1 sleeps 100 ms in each step: many times the few ms a step of the tiny model takes here,
+# so the slowdown stands out whatever else the machine is doing (the rule needs the ranks' own
+# work under 100 ms a step; 30 ms failed the same rule across nodes in one loaded CI run).
+SLOW_MS = 100
 # The Straggler rule's threshold for these runs: a rank is slow when the others wait for it more
-# than half of their step. The slowed rank holds them ~30 ms of ~35 ms steps (85 %). The default,
+# than half of their step. The slowed rank holds them ~100 ms of ~105 ms steps. The default,
 # 10 %, is a fraction of a millisecond for this model's steps: scheduling noise on a shared
 # two-core machine reaches it (the unit tests pin the default's semantics exactly).
 STRAGGLER_THRESHOLD_PCT = 50

@@ -1,5 +1,7 @@
 #include "store/block_codec.h"
 
+// For ZSTD_c_literalCompressionMode (CompressInto's literals-only coding), checked when set.
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <cmath>
@@ -10,6 +12,24 @@
 
 namespace stepscope::store {
 namespace {
+
+// CompressInto's literals-only finder: it steps 65 positions at a time while it finds no match,
+// so on a stream of a few KiB it hardly looks for one.
+constexpr int kLiteralsOnlyAcceleration = 64;
+
+// Whether zstd took the request to Huffman-code literals whatever the match finder's settings
+// (an experimental parameter; its value's name changed in zstd 1.5.1, and before 1.4 there was
+// none: then plain parameters).
+bool HuffmanLiteralsAsked(ZSTD_CCtx* zstd) {
+#if defined(ZSTD_c_literalCompressionMode) && ZSTD_VERSION_NUMBER >= 10501
+  return !ZSTD_isError(ZSTD_CCtx_setParameter(zstd, ZSTD_c_literalCompressionMode, ZSTD_ps_enable));
+#elif defined(ZSTD_c_literalCompressionMode)
+  return !ZSTD_isError(ZSTD_CCtx_setParameter(zstd, ZSTD_c_literalCompressionMode, ZSTD_lcm_huffman));
+#else
+  (void)zstd;
+  return false;
+#endif
+}
 
 // Samples are delta-coded in milli-units while |value| stays below this (exactly representable
 // in a double's mantissa after scaling), else escaped to raw bits.
@@ -136,7 +156,7 @@ std::string BlockEncoder::Encode(uint64_t seq, uint32_t tid, uint64_t dropped_be
   return EncodeBlockWith(context_ != nullptr ? context_->zstd : nullptr, seq, tid, dropped_before, records, zstd_level);
 }
 
-size_t BlockEncoder::CompressInto(std::string_view input, int zstd_level, std::string& scratch) {
+size_t BlockEncoder::CompressInto(std::string_view input, int zstd_level, std::string& scratch, bool literals_only) {
   const size_t bound = ZSTD_compressBound(input.size());
   if (scratch.size() < bound) scratch.resize(bound);
   if (context_ == nullptr) {
@@ -150,6 +170,13 @@ size_t BlockEncoder::CompressInto(std::string_view input, int zstd_level, std::s
   (void)ZSTD_CCtx_setParameter(zstd, ZSTD_c_minMatch, 7);
   (void)ZSTD_CCtx_setParameter(zstd, ZSTD_c_hashLog, 10);
   (void)ZSTD_CCtx_setParameter(zstd, ZSTD_c_windowLog, 14);
+  // With the fast strategy, targetLength is the finder's acceleration (its step over positions
+  // without a match), which also turns Huffman coding of literals off unless asked for: both or
+  // neither.
+  if (literals_only && HuffmanLiteralsAsked(zstd)) {
+    (void)ZSTD_CCtx_setParameter(zstd, ZSTD_c_strategy, ZSTD_fast);
+    (void)ZSTD_CCtx_setParameter(zstd, ZSTD_c_targetLength, kLiteralsOnlyAcceleration);
+  }
   const size_t compressed = ZSTD_compress2(zstd, scratch.data(), bound, input.data(), input.size());
   // Compression only fails on a too-small destination, which compressBound rules out.
   return ZSTD_isError(compressed) ? 0 : compressed;

@@ -38,20 +38,27 @@ uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width
 //   zstd    repeating (a kernel's name follows the same one as before in four tenths of a run of
 //           bytes or more: a training step's kernels come in the same order every step, and
 //           copies' places and sizes cycle), which zstd's matches shrink whatever the bytes'
-//           spread; or skewed enough to save a quarter and 128 bytes or more, judged by the
-//           strided sample's entropy: 6 bits a byte or less (the high bytes of times). Not by
-//           its collision entropy, which a few frequent values pull down: a real trace's kernel
-//           durations read 5.6 bits by it, 7.1 by their entropy, and zstd saved 8 % in 12 us;
+//           spread;
+//   zstd's literals only (kZstdLiterals: BlockEncoder::CompressInto's literals_only) skewed
+//           but not repeating, enough to save three eighths and 128 bytes or more, judged by the
+//           strided sample's entropy: 5 bits a byte or less (the high bytes of times, the low
+//           ones of a GPU's kernel times, which its timer's 32 ns ticks skew). Huffman coding is
+//           what shrinks them; the match search cost more than it saved. Not by the collision
+//           entropy, which a few frequent values pull down: a real trace's kernel durations read
+//           5.6 bits by it, 7.1 by their entropy, and zstd saved 8 % in 12 us. The bar was 6
+//           bits: the planes between 5 and 6 (a launch's duration's second byte: 6.0 bits, zstd
+//           saved 22 %) cost 16 instructions a byte to save a fifth of it, a
+//           tenth of the writer's time on a real trace for 3 % of its bytes (docs/benchmarks.md);
 //   raw     the rest (the random low bytes of times, a frame's few copies' times): nothing
 //           worth a pass of zstd, which saved 8 % of a real trace's launch gaps in 18 us.
 struct StreamChoice {
-  enum Kind { kRaw, kSparse, kZstd } kind = kRaw;
+  enum Kind { kRaw, kSparse, kZstd, kZstdLiterals } kind = kRaw;
   uint8_t common = 0;  // sparse: the value most bytes are
 };
 
 StreamChoice ChooseStream(std::string_view bytes) {
   constexpr size_t kSamples = 256;
-  constexpr double kMostBitsForZstd = 6.0;
+  constexpr double kMostBitsForZstd = 5.0;
   constexpr double kLeastSavedForZstd = 128;
   if (bytes.size() < 32) return {};
   const size_t stride = bytes.size() >= 2 * kSamples ? bytes.size() / kSamples : 1;
@@ -65,22 +72,16 @@ StreamChoice ChooseStream(std::string_view bytes) {
     ++counts[1][static_cast<uint8_t>(bytes[i + stride])];
   }
   if (i < bytes.size()) ++counts[0][static_cast<uint8_t>(bytes[i])], ++sampled;
-  // count * log2(count) for every count a sample can have (at most 2 * kSamples - 1 bytes): the
-  // entropy without a logarithm per value.
-  static const auto kCountLog2 = [] {
-    std::array<double, 2 * kSamples + 2> table{};
-    for (size_t n = 1; n < table.size(); ++n) table[n] = double(n) * std::log2(double(n));
-    return table;
-  }();
-  uint32_t most = 0;
-  uint8_t common = 0;
-  double sum_count_log2 = 0;
-  for (uint32_t value = 0; value < 256; ++value) {
-    const uint32_t count = uint32_t{counts[0][value]} + counts[1][value];
-    sum_count_log2 += kCountLog2[count];
-    if (count > most) most = count, common = static_cast<uint8_t>(value);
+  // The two histograms summed, and the largest count: loops the compiler vectorizes. The value
+  // behind that count and the entropy are worked out only where they decide.
+  uint16_t total[256];
+  uint16_t most = 0;
+  for (uint32_t value = 0; value < 256; ++value) total[value] = counts[0][value] + counts[1][value];
+  for (uint32_t value = 0; value < 256; ++value) most = std::max(most, total[value]);
+  if (uint64_t{most} * 10 >= sampled * 9) {
+    const auto common = static_cast<uint8_t>(std::find(total, total + 256, most) - total);
+    return {StreamChoice::kSparse, common};
   }
-  if (uint64_t{most} * 10 >= sampled * 9) return {StreamChoice::kSparse, common};
   // Repeats: how often a byte is followed by what followed it last time, over a run of bytes
   // from the middle (the strided sample has no neighbours).
   const size_t run = std::min<size_t>(bytes.size(), kSamples);
@@ -94,11 +95,23 @@ StreamChoice ChooseStream(std::string_view bytes) {
   }
   if (repeated * 10 >= (run - 1) * 4) return {StreamChoice::kZstd, 0};
   // The sample's entropy, bits a byte: about what zstd's order-0 coding reaches (a sample of 256
-  // reads a little low where the bytes are spread, which the bar of 6 bits allows for).
+  // reads a little low where the bytes are spread, which the bar of 5 bits allows for). From
+  // count * log2(count) for every count a sample can have (at most 2 * kSamples - 1 bytes): no
+  // logarithm per value; four sums, so the additions do not wait each for the one before.
+  static const auto kCountLog2 = [] {
+    std::array<double, 2 * kSamples + 2> table{};
+    for (size_t n = 1; n < table.size(); ++n) table[n] = double(n) * std::log2(double(n));
+    return table;
+  }();
+  double sums[4] = {};
+  for (uint32_t value = 0; value < 256; value += 4) {
+    for (uint32_t k = 0; k < 4; ++k) sums[k] += kCountLog2[total[value + k]];
+  }
+  const double sum_count_log2 = (sums[0] + sums[1]) + (sums[2] + sums[3]);
   const double bits = std::log2(double(sampled)) - sum_count_log2 / double(sampled);
   const double saved = double(bytes.size()) * (1.0 - bits / 8.0);
   if (bits > kMostBitsForZstd || saved < kLeastSavedForZstd) return {};
-  return {StreamChoice::kZstd, 0};
+  return {StreamChoice::kZstdLiterals, 0};
 }
 
 // The low `width` byte planes of `count` values: plane p's bytes at out + p * kMaxGpuFrameRows.
@@ -239,7 +252,8 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
       }
     }
     if (choice.kind != StreamChoice::kRaw) {
-      const size_t compressed = compressor.CompressInto(raw, level, compressed_);
+      const size_t compressed =
+          compressor.CompressInto(raw, level, compressed_, choice.kind == StreamChoice::kZstdLiterals);
       if (compressed != 0 && compressed < raw.size()) {
         payload.push_back(static_cast<char>(StreamMode::kZstd));
         PutVarint(payload, raw.size());

@@ -209,12 +209,13 @@ std::vector<GpuActivityRow> QueuedWork(uint32_t launches) {
 TEST(GpuActivityFrameTest, EachKindsTimesAreStoredAsTheyLook) {
   // Per kind, the planes are constant (a launch's duration), nearly so (a queued kernel's start
   // gap but after a copy: sparse), random (raw) or skewed (zstd): all of them round trip, and a
-  // launch with its kernel costs under 5 bytes of time and columns (4.92; 6.44 when the kinds'
-  // times shared their planes).
+  // launch with its kernel costs under 5.5 bytes of time and columns (5.12; 4.92 when planes of
+  // 5 to 6 bits a byte went through zstd too, at a tenth of the writer's time; 6.44 when the
+  // kinds' times shared their planes).
   const std::vector<GpuActivityRow> rows = QueuedWork(4096);
   const std::string payload = Encode(rows);
   ExpectDecodesTo(payload, GroupedByKind(rows));
-  EXPECT_LT(payload.size(), 5u * 4096);
+  EXPECT_LT(payload.size(), 4096u * 11 / 2);
 }
 
 TEST(GpuActivityFrameTest, EveryTruncationIsDataLossAndDeclaresNothing) {

@@ -98,7 +98,7 @@ GpuStreamWriter::GpuStreamWriter(GpuStreamWriterOptions options)
   // Id 0 is "no name".
   name_text_.emplace_back();
   name_logged_.push_back(kInStrings);
-  last_config_.emplace_back();
+  recent_configs_.emplace_back();
   config_logged_.push_back(1);
 }
 
@@ -168,7 +168,7 @@ uint32_t GpuStreamWriter::NameId(std::string_view text) {
   auto [stored, inserted] = names_.emplace(std::string(text), id);
   name_text_.push_back(stored->first);  // the map's key: stable while the map lives
   name_logged_.push_back(0);
-  last_config_.emplace_back();
+  recent_configs_.emplace_back();
   return id;
 }
 
@@ -245,25 +245,40 @@ uint32_t GpuStreamWriter::MemsetNameId(GpuMemoryKind memory) {
 }
 
 [[gnu::always_inline]] inline uint32_t GpuStreamWriter::LaunchConfigId(uint32_t name_id, const store::GpuLaunchConfig& config) {
-  LastConfig& last = last_config_[name_id];
-  if (last.id == 0 || !(last.config == config)) {
-    auto it = configs_.find(config);
-    if (it == configs_.end()) {
-      if (configs_.size() >= kMaxLaunchConfigs) {
-        ++configs_over_limit_;
-        return 0;
-      }
-      it = configs_.emplace(config, static_cast<uint32_t>(config_logged_.size())).first;
-      config_logged_.push_back(0);
+  RecentConfigs& recent = recent_configs_[name_id];
+  // Newest first: most kernels have their name's last configuration.
+  uint32_t id = 0;
+  for (uint32_t age = 0, slot = recent.newest; age < RecentConfigs::kSlots;
+       ++age, slot = (slot + RecentConfigs::kSlots - 1) % RecentConfigs::kSlots) {
+    if (recent.ids[slot] == 0) break;
+    if (recent.configs[slot] == config) {
+      id = recent.ids[slot];
+      break;
     }
-    last = {config, it->second};
   }
-  if (config_logged_[last.id] == 0) {
-    frame_.DeclareLaunchConfig(last.id, config);
-    config_logged_[last.id] = 1;
-    frame_configs_.push_back(last.id);
+  if (id == 0) id = FindLaunchConfig(recent, config);
+  if (config_logged_[id] == 0) {  // id 0 (over the limit: none) counts as logged
+    frame_.DeclareLaunchConfig(id, config);
+    config_logged_[id] = 1;
+    frame_configs_.push_back(id);
   }
-  return last.id;
+  return id;
+}
+
+uint32_t GpuStreamWriter::FindLaunchConfig(RecentConfigs& recent, const store::GpuLaunchConfig& config) {
+  auto it = configs_.find(config);
+  if (it == configs_.end()) {
+    if (configs_.size() >= kMaxLaunchConfigs) {
+      ++configs_over_limit_;
+      return 0;
+    }
+    it = configs_.emplace(config, static_cast<uint32_t>(config_logged_.size())).first;
+    config_logged_.push_back(0);
+  }
+  recent.newest = (recent.newest + 1) % RecentConfigs::kSlots;
+  recent.configs[recent.newest] = config;
+  recent.ids[recent.newest] = it->second;
+  return it->second;
 }
 
 GpuStreamWriter::Track* GpuStreamWriter::Reserve(uint32_t track_id, uint32_t records) {

@@ -107,6 +107,9 @@ class GpuStreamWriter final : public GpuActivitySink {
   uint32_t MemcpyNameId(GpuMemcpyKind kind, GpuMemoryKind src, GpuMemoryKind dst);
   uint32_t MemsetNameId(GpuMemoryKind memory);
   uint32_t LaunchConfigId(uint32_t name_id, const store::GpuLaunchConfig& config);
+  // LaunchConfigId's slow path: a configuration not among the name's recent ones, by value.
+  struct RecentConfigs;
+  uint32_t FindLaunchConfig(RecentConfigs& recent, const store::GpuLaunchConfig& config);
   // Appends the frame being built to the log (nothing when empty).
   void WriteFrame();
   void SealAll();
@@ -150,16 +153,20 @@ class GpuStreamWriter final : public GpuActivitySink {
   // Memcpy and memset names by their kinds (Kineto's spelling, built once).
   uint32_t memcpy_names_[11][8][8] = {};
   uint32_t memset_names_[8] = {};
-  // Launch configurations: the last one per kernel name (almost always the one met next), and
-  // all of them by value.
+  // Launch configurations: the last few per kernel name, and all of them by value. A name's
+  // kernels mostly run with one configuration or cycle through a few (an elementwise kernel on
+  // a step's tensors of a few sizes): in a real trace the last one was the next one's for half
+  // the kernels, one of the last four for nine in ten, each a hash and a table search saved.
   struct ConfigHash {
     size_t operator()(const store::GpuLaunchConfig& config) const;
   };
-  struct LastConfig {
-    store::GpuLaunchConfig config;
-    uint32_t id = 0;
+  struct RecentConfigs {
+    static constexpr uint32_t kSlots = 4;
+    store::GpuLaunchConfig configs[kSlots];
+    uint32_t ids[kSlots] = {};  // 0: an empty slot
+    uint32_t newest = 0;        // the slot filled last; the next one is replaced next
   };
-  std::vector<LastConfig> last_config_;  // by name id
+  std::vector<RecentConfigs> recent_configs_;  // by name id
   std::unordered_map<store::GpuLaunchConfig, uint32_t, ConfigHash> configs_;
   std::vector<uint8_t> config_logged_;  // by id: in a written frame or the one being built
   // Declared in the frame being built: undone if it cannot be written.

@@ -263,5 +263,49 @@ TEST_F(GpuStreamWriterTest, AStreamWrittenBeforeTheColumnsWereSplitByKindLoadsAs
   EXPECT_EQ(Dump(*model), ReadGolden());
 }
 
+TEST_F(GpuStreamWriterTest, AKernelNameCyclingThroughMoreLaunchConfigurationsThanItKeepsLoadsEachKernelsOwn) {
+  // One name, six grids in a mixed order (the writer keeps a name's last four), over two
+  // buffers: each kernel loads with the grid it ran with, whether its configuration was recent,
+  // evicted or new.
+  std::vector<std::string> grids;
+  {
+    GpuStreamWriter writer(Options());
+    for (uint32_t i = 0; i < 40; ++i) {
+      GpuActivityRecord r;
+      r.kind = GpuActivityKind::kKernel;
+      r.name = "vectorized_elementwise_kernel";
+      r.device = 0;
+      r.stream = 7;
+      r.correlation = i + 1;
+      r.start_ns = 1'000'000'000 + uint64_t{i} * 10'000;
+      r.end_ns = r.start_ns + 5'000;
+      // Repeats, recent ones and ones evicted since: 16..512.
+      static constexpr int kOrder[20] = {0, 0, 1, 0, 2, 1, 3, 4, 0, 5, 2, 2, 1, 4, 3, 5, 5, 0, 1, 3};
+      const int32_t grid = 16 << kOrder[i % 20];
+      r.grid[0] = grid, r.grid[1] = 1, r.grid[2] = 1;
+      r.block[0] = 128, r.block[1] = 1, r.block[2] = 1;
+      r.registers_per_thread = 32;
+      writer.OnRecord(r);
+      grids.push_back("[" + std::to_string(grid) + ", 1, 1]");
+      if (i == 22) writer.OnBufferDone();
+    }
+    writer.OnBufferDone();
+    writer.Finish(nlohmann::json::object());
+    ASSERT_EQ(writer.error(), "");
+  }
+  auto model = analysis::LoadStepscopeRun(dir_.string());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  std::vector<std::pair<int64_t, std::string>> loaded;
+  for (const analysis::FrameworkEvent& e : model->events()) {
+    if (model->String(e.category) != "kernel") continue;
+    for (const analysis::EventArg& arg : model->Args(e)) {
+      if (model->String(arg.key) == "grid") loaded.emplace_back(e.start_ns, std::string(model->String(arg.string_value)));
+    }
+  }
+  std::sort(loaded.begin(), loaded.end());
+  ASSERT_EQ(loaded.size(), grids.size());
+  for (size_t i = 0; i < grids.size(); ++i) EXPECT_EQ(loaded[i].second, grids[i]) << "kernel " << i;
+}
+
 }  // namespace
 }  // namespace stepscope

@@ -31,10 +31,14 @@ uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width
 
 // How to store a stream, judged on samples of its bytes (about 256 say as much as the whole, at
 // a fraction of the cost). zstd costs about 2.5 us and 2.5 ns a byte here, so it must earn it:
-//   sparse  nine in ten bytes or more one value (a queued kernel's start gap, but for the kernels
-//           after a copy; a column of one kind that hardly changes): the exceptions are listed,
-//           in one pass instead of zstd's match search over runs broken every few bytes (16 us
-//           for 4 KiB on the build machine); none at all: the constant mode;
+//   sparse  four in five bytes or more one value (a queued kernel's start gap, but for the
+//           kernels after a copy; a column of one kind that hardly changes; the third byte of a
+//           launch's gap, zero but after a pause of the host's): the exceptions are listed, in
+//           one pass instead of zstd's match search over runs broken every few bytes (16 us for
+//           4 KiB on the build machine); none at all: the constant mode. Listing them costs two
+//           bytes each, up to two fifths of the stream at four in five, where zstd stored a
+//           real trace's such planes in 13-15 %: with nine in ten, 4 % fewer bytes for 14 more
+//           instructions a record of about 400 (docs/benchmarks.md);
 //   zstd    repeating (a kernel's name follows the same one as before in four tenths of a run of
 //           bytes or more: a training step's kernels come in the same order every step, and
 //           copies' places and sizes cycle), which zstd's matches shrink whatever the bytes'
@@ -78,7 +82,7 @@ StreamChoice ChooseStream(std::string_view bytes) {
   uint16_t most = 0;
   for (uint32_t value = 0; value < 256; ++value) total[value] = counts[0][value] + counts[1][value];
   for (uint32_t value = 0; value < 256; ++value) most = std::max(most, total[value]);
-  if (uint64_t{most} * 10 >= sampled * 9) {
+  if (uint64_t{most} * 5 >= sampled * 4) {
     const auto common = static_cast<uint8_t>(std::find(total, total + 256, most) - total);
     return {StreamChoice::kSparse, common};
   }
@@ -207,10 +211,10 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
     if (choice.kind == StreamChoice::kSparse) {
       // {common byte, varint exceptions, exceptions x {varint index - the previous one's + 1
       // (the first's: its index), byte}}; given up for zstd where the exceptions are many, so
-      // the list is cut off at a quarter of the stream's bytes (and room for one more).
+      // the list is cut off at half the stream's bytes (and room for one more).
       const char* bytes = raw.data();
       const size_t size = raw.size();
-      const size_t most = size / 4;
+      const size_t most = size / 2;
       if (sparse_.size() < most + 16) sparse_.resize(most + 16);
       uint8_t* const list = reinterpret_cast<uint8_t*>(sparse_.data());
       uint8_t* out = list;
@@ -241,7 +245,7 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
         payload.push_back(static_cast<char>(choice.common));
         return;
       }
-      if (listed <= most && stored * 4 < size) {
+      if (listed <= most && stored * 2 < size) {
         payload.push_back(static_cast<char>(StreamMode::kSparse));
         PutVarint(payload, size);
         PutVarint(payload, stored);

@@ -258,6 +258,8 @@ class GpuActivityFrameEncoder {
     uint64_t previous_call_name = gpu_frame_internal::kNoPrevious, previous_cbid = gpu_frame_internal::kNoPrevious;
     uint64_t starts_or = 0, starts_and = ~uint64_t{0};
     uint64_t durations_or = 0, durations_and = ~uint64_t{0};
+    uint32_t last_track = 0;
+    uint64_t* last_track_end = nullptr;  // last_track's previous end in tracks_ (none yet)
   };
   // Every kind's starts, then its durations, kMaxGpuFrameRows each (pages no kind uses are never
   // touched): Times(kind, 0) and Times(kind, 1).
@@ -325,11 +327,17 @@ template <GpuRowKind kKind>
   using namespace gpu_frame_internal;
   constexpr bool kDeviceWork = IsGpuDeviceRow(kKind);
   if (rows_ == 0) base_ticks_ = row.start_ticks;
-  uint64_t& previous_end = PreviousEnd(track);
+  KindBits& bits = kinds_[static_cast<uint8_t>(kKind)];
+  // A kind's rows mostly stay on one track (a thread's calls, a stream's kernels): its last
+  // track's slot is kept, and the table searched only when the track changes.
+  if (bits.last_track_end == nullptr || bits.last_track != track) {
+    bits.last_track_end = &PreviousEnd(track);
+    bits.last_track = track;
+  }
+  uint64_t& previous_end = *bits.last_track_end;
   const uint64_t start = ZigZag(static_cast<int64_t>(row.start_ticks - previous_end));
   const uint64_t duration = ZigZag(static_cast<int64_t>(row.end_ticks - row.start_ticks));
   previous_end = row.end_ticks;
-  KindBits& bits = kinds_[static_cast<uint8_t>(kKind)];
   Times(static_cast<uint8_t>(kKind), 0)[bits.rows] = start;
   Times(static_cast<uint8_t>(kKind), 1)[bits.rows] = duration;
   ++bits.rows;

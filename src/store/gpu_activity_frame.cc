@@ -54,7 +54,12 @@ uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width
 //           saved 22 %) cost 16 instructions a byte to save a fifth of it, a
 //           tenth of the writer's time on a real trace for 3 % of its bytes (docs/benchmarks.md);
 //   raw     the rest (the random low bytes of times, a frame's few copies' times): nothing
-//           worth a pass of zstd, which saved 8 % of a real trace's launch gaps in 18 us.
+//           worth a pass of zstd, which saved 8 % of a real trace's launch gaps in 18 us; and
+//           whatever stream is under 1 KiB: a zstd call costs ~12,000 instructions before its
+//           first byte (measured alone on skewed bytes: 16,600 for 256 bytes, 30,000 for 1 KiB,
+//           77,000 for 4 KiB with the literals-only finder; 21,700, 54,000 and 139,000 with
+//           the narrowed one), 30 to 50 a byte of such a stream: on a real trace, a frame's
+//           copies' and sets' planes, 5 % of the bytes for 6 % of the writer's instructions.
 struct StreamChoice {
   enum Kind { kRaw, kSparse, kZstd, kZstdLiterals } kind = kRaw;
   uint8_t common = 0;  // sparse: the value most bytes are
@@ -64,6 +69,7 @@ StreamChoice ChooseStream(std::string_view bytes) {
   constexpr size_t kSamples = 256;
   constexpr double kMostBitsForZstd = 5.0;
   constexpr double kLeastSavedForZstd = 128;
+  constexpr size_t kLeastForZstd = 1024;
   if (bytes.size() < 32) return {};
   const size_t stride = bytes.size() >= 2 * kSamples ? bytes.size() / kSamples : 1;
   // Two histograms, samples alternating between them: a run of one value (the common case)
@@ -86,6 +92,7 @@ StreamChoice ChooseStream(std::string_view bytes) {
     const auto common = static_cast<uint8_t>(std::find(total, total + 256, most) - total);
     return {StreamChoice::kSparse, common};
   }
+  if (bytes.size() < kLeastForZstd) return {};
   // Repeats: how often a byte is followed by what followed it last time, over a run of bytes
   // from the middle (the strided sample has no neighbours).
   const size_t run = std::min<size_t>(bytes.size(), kSamples);

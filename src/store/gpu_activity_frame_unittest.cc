@@ -219,9 +219,15 @@ TEST(GpuActivityFrameTest, EachKindsTimesAreStoredAsTheyLook) {
 }
 
 TEST(GpuActivityFrameTest, EveryTruncationIsDataLossAndDeclaresNothing) {
-  // Every stream mode is in one of them (QueuedWork's: zstd columns; planes by kind, each
-  // constant, sparse or raw).
-  for (const std::string& payload : {Encode(SomeRows()), Encode(QueuedWork(200))}) {
+  // Every stream mode is in one of them: QueuedWork's planes by kind, each constant, sparse,
+  // raw or (a kernel duration's third byte: 1,140 skewed bytes) zstd's literals-only coding;
+  // with its kernels' names cycling, a names column that repeats (zstd with matches). A stream
+  // under 1 KiB never goes through zstd, hence 1,200 launches.
+  std::vector<GpuActivityRow> cycling = QueuedWork(1200);
+  for (size_t i = 0; i < cycling.size(); ++i) {
+    if (cycling[i].kind == GpuRowKind::kKernel) cycling[i].name_id = static_cast<uint32_t>(2 + i % 5);
+  }
+  for (const std::string& payload : {Encode(SomeRows()), Encode(QueuedWork(1200)), Encode(cycling)}) {
     SCOPED_TRACE(payload.size());
     for (size_t length = 0; length < payload.size(); ++length) {
       std::unordered_map<uint32_t, std::string> strings;

@@ -218,31 +218,38 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
     if (choice.kind == StreamChoice::kSparse) {
       // {common byte, varint exceptions, exceptions x {varint index - the previous one's + 1
       // (the first's: its index), byte}}; given up for zstd where the exceptions are many, so
-      // the list is cut off at half the stream's bytes (and room for one more).
+      // the list is cut off past half the stream's bytes (checked a word at a time: room for a
+      // word's eight more).
       const char* bytes = raw.data();
       const size_t size = raw.size();
       const size_t most = size / 2;
-      if (sparse_.size() < most + 16) sparse_.resize(most + 16);
+      constexpr size_t kWordOfExceptions = 8 * (10 + 1);  // each a varint gap (10 bytes at most), a byte
+      if (sparse_.size() < most + kWordOfExceptions + 16) sparse_.resize(most + kWordOfExceptions + 16);
       uint8_t* const list = reinterpret_cast<uint8_t*>(sparse_.data());
       uint8_t* out = list;
       uint32_t exceptions = 0;
       size_t next = 0;
-      const uint64_t all_common = 0x0101010101010101ull * choice.common;
-      for (size_t i = 0; i < size && static_cast<size_t>(out - list) <= most; ++i) {
-        // Eight bytes at a time past those that are all the common byte: most of them.
-        if ((i & 7) == 0 && i + 8 <= size) {
-          uint64_t word;
-          std::memcpy(&word, bytes + i, sizeof word);
-          if (word == all_common) {
-            i += 7;
-            continue;
-          }
-        }
-        if (bytes[i] == static_cast<char>(choice.common)) continue;
-        PutVarintRaw(out, i - next);
-        *out++ = static_cast<uint8_t>(bytes[i]);
-        next = i + 1;
+      auto except = [&](size_t index, uint8_t byte) {
+        PutVarintRaw(out, index - next);
+        *out++ = byte;
+        next = index + 1;
         ++exceptions;
+      };
+      // Eight bytes at a time, the bytes that are not the common one found by their bits (a
+      // byte loop cost ~5 instructions a byte at four in five common; this, ~2).
+      const uint64_t all_common = 0x0101010101010101ull * choice.common;
+      size_t i = 0;
+      for (; i + 8 <= size && static_cast<size_t>(out - list) <= most; i += 8) {
+        uint64_t word;
+        std::memcpy(&word, bytes + i, sizeof word);
+        for (uint64_t differs = word ^ all_common; differs != 0;) {
+          const int bit = std::countr_zero(differs) & ~7;  // the lowest differing byte's first bit
+          except(i + bit / 8, static_cast<uint8_t>(word >> bit));
+          differs &= ~(uint64_t{0xFF} << bit);
+        }
+      }
+      for (; i < size && static_cast<size_t>(out - list) <= most; ++i) {
+        if (bytes[i] != static_cast<char>(choice.common)) except(i, static_cast<uint8_t>(bytes[i]));
       }
       const size_t listed = static_cast<size_t>(out - list);
       const size_t stored = 1 + VarintSize(exceptions) + listed;

@@ -51,8 +51,8 @@ uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width
 //           entropy, which a few frequent values pull down: a real trace's kernel durations read
 //           5.6 bits by it, 7.1 by their entropy, and zstd saved 8 % in 12 us. The bar was 6
 //           bits: the planes between 5 and 6 (a launch's duration's second byte: 6.0 bits, zstd
-//           saved 22 %) cost 16 instructions a byte to save a fifth of it, a
-//           tenth of the writer's time on a real trace for 3 % of its bytes (docs/benchmarks.md);
+//           saved 22 %) cost 16 instructions a byte to save a fifth of it, a tenth of the
+//           writer's time on a real trace for 3 % of its bytes (docs/benchmarks.md);
 //   raw     the rest (the random low bytes of times, a frame's few copies' times): nothing
 //           worth a pass of zstd, which saved 8 % of a real trace's launch gaps in 18 us; and
 //           whatever stream is under 1 KiB: a zstd call costs ~12,000 instructions before its
@@ -60,6 +60,8 @@ uint8_t ByteWidth(uint64_t all_or) { return static_cast<uint8_t>((std::bit_width
 //           77,000 for 4 KiB with the literals-only finder; 21,700, 54,000 and 139,000 with
 //           the narrowed one), 30 to 50 a byte of such a stream: on a real trace, a frame's
 //           copies' and sets' planes, 5 % of the bytes for 6 % of the writer's instructions.
+constexpr size_t kLeastForZstd = 1024;  // see "raw" above
+
 struct StreamChoice {
   enum Kind { kRaw, kSparse, kZstd, kZstdLiterals } kind = kRaw;
   uint8_t common = 0;  // sparse: the value most bytes are
@@ -69,7 +71,6 @@ StreamChoice ChooseStream(std::string_view bytes) {
   constexpr size_t kSamples = 256;
   constexpr double kMostBitsForZstd = 5.0;
   constexpr double kLeastSavedForZstd = 128;
-  constexpr size_t kLeastForZstd = 1024;
   if (bytes.size() < 32) return {};
   const size_t stride = bytes.size() >= 2 * kSamples ? bytes.size() / kSamples : 1;
   // Two histograms, samples alternating between them: a run of one value (the common case)
@@ -269,7 +270,9 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
         return;
       }
     }
-    if (choice.kind != StreamChoice::kRaw) {
+    // A sparse stream with more exceptions than its sample showed goes to zstd, if it is not
+    // too short for it.
+    if (choice.kind != StreamChoice::kRaw && raw.size() >= kLeastForZstd) {
       const size_t compressed =
           compressor.CompressInto(raw, level, compressed_, choice.kind == StreamChoice::kZstdLiterals);
       if (compressed != 0 && compressed < raw.size()) {

@@ -36,13 +36,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include <deque>
-#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -135,29 +135,29 @@ Workload MakeWorkload(size_t count) {
   return w;
 }
 
-GpuMemoryKind MemoryKindNamed(std::string_view name) {
-  static const std::map<std::string_view, GpuMemoryKind> kKinds = {
-      {"Pageable", GpuMemoryKind::kPageable}, {"Pinned", GpuMemoryKind::kPinned},
-      {"Device", GpuMemoryKind::kDevice},     {"Array", GpuMemoryKind::kArray},
-      {"Managed", GpuMemoryKind::kManaged}};
-  auto it = kKinds.find(name);
-  return it == kKinds.end() ? GpuMemoryKind::kUnknown : it->second;
+// The kind the writer spells `name` (MemcpyKindName, MemoryKindName: Kineto's spellings),
+// kUnknown for none.
+template <typename Kind>
+Kind KindNamed(std::string_view name, const char* (*spell)(Kind), uint8_t count) {
+  for (uint8_t value = 1; value < count; ++value) {
+    if (name == spell(static_cast<Kind>(value))) return static_cast<Kind>(value);
+  }
+  return Kind::kUnknown;
 }
 
 // "Memcpy DtoD (Device -> Device)", as Kineto names copies.
 void ParseMemcpyName(std::string_view name, GpuActivityRecord& record) {
-  static const std::map<std::string_view, GpuMemcpyKind> kKinds = {
-      {"HtoD", GpuMemcpyKind::kHtoD}, {"DtoH", GpuMemcpyKind::kDtoH}, {"DtoD", GpuMemcpyKind::kDtoD},
-      {"HtoH", GpuMemcpyKind::kHtoH}, {"PtoP", GpuMemcpyKind::kPtoP}};
   const size_t space = name.find(' '), open = name.find(" ("), arrow = name.find(" -> "), close = name.rfind(')');
   if (space == std::string_view::npos || open == std::string_view::npos || arrow == std::string_view::npos ||
       close == std::string_view::npos || open <= space || arrow <= open || close <= arrow) {
     return;
   }
-  auto kind = kKinds.find(name.substr(space + 1, open - space - 1));
-  record.memcpy_kind = kind == kKinds.end() ? GpuMemcpyKind::kUnknown : kind->second;
-  record.src_memory = MemoryKindNamed(name.substr(open + 2, arrow - open - 2));
-  record.dst_memory = MemoryKindNamed(name.substr(arrow + 4, close - arrow - 4));
+  record.memcpy_kind = KindNamed(name.substr(space + 1, open - space - 1), MemcpyKindName,
+                                 static_cast<uint8_t>(GpuMemcpyKind::kPtoP) + 1);
+  record.src_memory = KindNamed(name.substr(open + 2, arrow - open - 2), MemoryKindName,
+                                static_cast<uint8_t>(GpuMemoryKind::kManagedStatic) + 1);
+  record.dst_memory = KindNamed(name.substr(arrow + 4, close - arrow - 4), MemoryKindName,
+                                static_cast<uint8_t>(GpuMemoryKind::kManagedStatic) + 1);
 }
 
 // The trace's device work and the runtime calls that launched it, as records in the order of

@@ -32,20 +32,6 @@ constexpr char kUnnamedKernel[] = "<unnamed kernel>";
 constexpr char kUnnamedCall[] = "<unnamed call>";
 
 // Kineto's spellings, so device events read the same whichever profiler recorded them.
-const char* MemcpyKindName(GpuMemcpyKind kind) {
-  static constexpr const char* kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                           "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-  const auto index = static_cast<size_t>(kind);
-  return index < std::size(kNames) ? kNames[index] : "Unknown";
-}
-
-const char* MemoryKindName(GpuMemoryKind kind) {
-  static constexpr const char* kNames[] = {"Unknown", "Pageable", "Pinned",        "Device",
-                                           "Array",   "Managed",  "Device Static", "Managed Static"};
-  const auto index = static_cast<size_t>(kind);
-  return index < std::size(kNames) ? kNames[index] : "Unknown";
-}
-
 const char* SyncName(GpuSyncKind kind) {
   switch (kind) {
     case GpuSyncKind::kEventSync: return "Event Sync";
@@ -88,6 +74,20 @@ std::string ReadCommandLine() {
 }
 
 }  // namespace
+
+const char* MemcpyKindName(GpuMemcpyKind kind) {
+  static constexpr const char* kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                           "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+  const auto index = static_cast<size_t>(kind);
+  return index < std::size(kNames) ? kNames[index] : "Unknown";
+}
+
+const char* MemoryKindName(GpuMemoryKind kind) {
+  static constexpr const char* kNames[] = {"Unknown", "Pageable", "Pinned",        "Device",
+                                           "Array",   "Managed",  "Device Static", "Managed Static"};
+  const auto index = static_cast<size_t>(kind);
+  return index < std::size(kNames) ? kNames[index] : "Unknown";
+}
 
 GpuStreamWriter::GpuStreamWriter(GpuStreamWriterOptions options)
     : options_(std::move(options)), by_address_(new AddressSlot[kAddressSlots]) {

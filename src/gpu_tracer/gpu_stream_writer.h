@@ -41,6 +41,12 @@
 
 namespace stepscope {
 
+// Kineto's spellings of copy and memory kinds ("HtoD", "Pageable"; "Unknown" for any other
+// value), from which the writer names copies and sets ("Memcpy HtoD (Pageable -> Device)"), so
+// device events read the same whichever profiler recorded them.
+const char* MemcpyKindName(GpuMemcpyKind kind);
+const char* MemoryKindName(GpuMemoryKind kind);
+
 struct GpuStreamWriterOptions {
   std::string node_dir;         // <root>/<job>/<node>; must exist
   pid_t pid = 0;                // the traced process

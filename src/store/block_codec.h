@@ -75,9 +75,9 @@ class BlockEncoder {
   // `literals_only`: for bytes that are skewed but do not repeat (the high planes of times), whose
   // matches save little: the match finder steps far over the input and zstd Huffman-codes what
   // it leaves as literals, ~16 instructions a byte where the narrowed finder's cost ~25 (on a
-  // real trace, 3 % more bytes in all: what matches there were in such streams). Plain narrowed parameters where the zstd library refuses to code literals
-  // with an accelerated finder (an experimental parameter): never the raw literals that an
-  // accelerated finder alone would leave.
+  // real trace, 3 % more bytes in all: what matches there were in such streams). Plain narrowed
+  // parameters where the zstd library refuses to code literals with an accelerated finder (an
+  // experimental parameter): never the raw literals that an accelerated finder alone would leave.
   size_t CompressInto(std::string_view input, int zstd_level, std::string& scratch, bool literals_only = false);
 
  private:

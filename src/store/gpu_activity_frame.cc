@@ -126,6 +126,41 @@ StreamChoice ChooseStream(std::string_view bytes) {
   return {StreamChoice::kZstdLiterals, 0};
 }
 
+// Room past a sparse list's cut-off: ListExceptions checks it a word at a time, and a word adds
+// up to eight exceptions, each a varint gap (10 bytes at most) and a byte.
+constexpr size_t kExceptionsOfAWord = 8 * (10 + 1);
+
+// The bytes of `bytes` that are not `common`, as the sparse mode lists them ({varint index -
+// (the previous exception's index + 1, or 0), the byte}), into `list`, counted in `exceptions`;
+// stopped once the list is past `most` bytes (then up to kExceptionsOfAWord past it). Returns
+// the list's end. Eight bytes at a time, the bytes that are not the common one found by their
+// bits (a byte loop cost ~5 instructions a byte at four in five common; this, ~2).
+uint8_t* ListExceptions(std::string_view bytes, uint8_t common, size_t most, uint8_t* list, uint32_t& exceptions) {
+  uint8_t* out = list;
+  size_t next = 0;
+  auto except = [&](size_t index, uint8_t byte) {
+    PutVarintRaw(out, index - next);
+    *out++ = byte;
+    next = index + 1;
+    ++exceptions;
+  };
+  const uint64_t all_common = 0x0101010101010101ull * common;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size() && static_cast<size_t>(out - list) <= most; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes.data() + i, sizeof word);
+    for (uint64_t differs = word ^ all_common; differs != 0;) {
+      const int bit = std::countr_zero(differs) & ~7;  // the lowest differing byte's first bit
+      except(i + bit / 8, static_cast<uint8_t>(word >> bit));
+      differs &= ~(uint64_t{0xFF} << bit);
+    }
+  }
+  for (; i < bytes.size() && static_cast<size_t>(out - list) <= most; ++i) {
+    if (static_cast<uint8_t>(bytes[i]) != common) except(i, static_cast<uint8_t>(bytes[i]));
+  }
+  return out;
+}
+
 // The low `width` byte planes of `count` values: plane p's bytes at out + p * kMaxGpuFrameRows.
 // Eight values at a time are a byte matrix transposed (SSE2 where there is: three rounds of
 // interleaving, about four instructions a value for all eight planes, where cutting each plane
@@ -217,41 +252,14 @@ void GpuActivityFrameEncoder::Finish(BlockEncoder& compressor, int zstd_level, s
   auto put_stream = [&](std::string_view raw, int level) {
     const StreamChoice choice = ChooseStream(raw);
     if (choice.kind == StreamChoice::kSparse) {
-      // {common byte, varint exceptions, exceptions x {varint index - the previous one's + 1
-      // (the first's: its index), byte}}; given up for zstd where the exceptions are many, so
-      // the list is cut off past half the stream's bytes (checked a word at a time: room for a
-      // word's eight more).
-      const char* bytes = raw.data();
+      // {common byte, varint exceptions, the exceptions listed}; given up for zstd where the
+      // exceptions are many, so the list is cut off past half the stream's bytes.
       const size_t size = raw.size();
       const size_t most = size / 2;
-      constexpr size_t kWordOfExceptions = 8 * (10 + 1);  // each a varint gap (10 bytes at most), a byte
-      if (sparse_.size() < most + kWordOfExceptions + 16) sparse_.resize(most + kWordOfExceptions + 16);
+      if (sparse_.size() < most + kExceptionsOfAWord) sparse_.resize(most + kExceptionsOfAWord);
       uint8_t* const list = reinterpret_cast<uint8_t*>(sparse_.data());
-      uint8_t* out = list;
       uint32_t exceptions = 0;
-      size_t next = 0;
-      auto except = [&](size_t index, uint8_t byte) {
-        PutVarintRaw(out, index - next);
-        *out++ = byte;
-        next = index + 1;
-        ++exceptions;
-      };
-      // Eight bytes at a time, the bytes that are not the common one found by their bits (a
-      // byte loop cost ~5 instructions a byte at four in five common; this, ~2).
-      const uint64_t all_common = 0x0101010101010101ull * choice.common;
-      size_t i = 0;
-      for (; i + 8 <= size && static_cast<size_t>(out - list) <= most; i += 8) {
-        uint64_t word;
-        std::memcpy(&word, bytes + i, sizeof word);
-        for (uint64_t differs = word ^ all_common; differs != 0;) {
-          const int bit = std::countr_zero(differs) & ~7;  // the lowest differing byte's first bit
-          except(i + bit / 8, static_cast<uint8_t>(word >> bit));
-          differs &= ~(uint64_t{0xFF} << bit);
-        }
-      }
-      for (; i < size && static_cast<size_t>(out - list) <= most; ++i) {
-        if (bytes[i] != static_cast<char>(choice.common)) except(i, static_cast<uint8_t>(bytes[i]));
-      }
+      const uint8_t* const out = ListExceptions(raw, choice.common, most, list, exceptions);
       const size_t listed = static_cast<size_t>(out - list);
       const size_t stored = 1 + VarintSize(exceptions) + listed;
       if (exceptions == 0) {
